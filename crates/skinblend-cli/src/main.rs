@@ -1,0 +1,179 @@
+//! The `skinblend` command line program.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use skinblend::evidence::{self, EvidenceRow, SeedComparison};
+use skinblend::Method;
+
+/// Skeletal mesh skinning that does not collapse a twisted joint: LBS and DQS, measured side by
+/// side.
+#[derive(Debug, Parser)]
+#[command(name = "skinblend", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Measure LBS against DQS on the built-in rigs (twist, bend, shear-and-cap) and print the
+    /// side-by-side table, then the seed's own figures beside ours. Needs no input files.
+    Evidence {
+        /// Print the rows as a JSON array of objects instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Evidence { json } => run_evidence(json),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("skinblend: {error:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run_evidence(json: bool) -> Result<()> {
+    let rows = evidence::rows()?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        let array: Vec<serde_json::Value> = rows.iter().map(row_json).collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&array)?)?;
+    } else {
+        write!(out, "{}", evidence_table(&rows))?;
+        write!(out, "\n{}", seed_table(&evidence::seed_comparison(&rows)))?;
+    }
+    Ok(())
+}
+
+fn row_json(row: &EvidenceRow) -> serde_json::Value {
+    serde_json::json!({
+        "fixture": row.fixture,
+        "angle_deg": row.angle_deg,
+        "method": row.method.name(),
+        "candy_wrapper_ratio": row.candy_wrapper_ratio,
+        "edge_ratio_min": row.edge_ratio.min,
+        "edge_ratio_mean": row.edge_ratio.mean,
+        "edge_ratio_max": row.edge_ratio.max,
+        "edge_count": row.edge_ratio.count,
+        "volume_ratio": row.volume_ratio,
+        "ring_distance_ratio_min": row.ring_distance_ratio.min,
+        "ring_distance_ratio_max": row.ring_distance_ratio.max,
+        "ring_pair_count": row.ring_distance_ratio.count,
+        "bone_distance_ratio_min": row.bone_distance_ratio.min,
+        "bone_distance_ratio_max": row.bone_distance_ratio.max,
+        "non_rigid_joints": row.diagnostics.non_rigid_joints,
+        "sign_flips": row.diagnostics.sign_flips,
+        "singular_normal_matrices": row.diagnostics.singular_normal_matrices,
+        "unweighted_vertices": row.diagnostics.unweighted_vertices,
+    })
+}
+
+/// The side-by-side table: one line per fixture and angle, LBS | DQS per metric.
+fn evidence_table(rows: &[EvidenceRow]) -> String {
+    let mut text = String::new();
+    text.push_str(
+        "Each cell is LBS | DQS. radius: smallest distance of the joint ring from its axis, as a\n\
+         share of the rest radius (the candy wrapper). edges: posed/rest length over the triangles'\n\
+         edges (three per triangle) min / mean / max. volume: posed/rest (closed meshes). ring pairs:\n\
+         posed/rest distance over all joint-ring pairs, min..max. bone: distance of blended vertices\n\
+         from the posed bones / rest radius, min (pinch) and max (bulge). diag: non-rigid joints,\n\
+         sign flips, singular normal matrices.\n\n",
+    );
+    text.push_str(&format!(
+        "{:<13} {:>5}  {:>15}  {:>37}  {:>15}  {:>33}  {:>23}  {:>23}  {}\n",
+        "fixture",
+        "angle",
+        "radius",
+        "edges min/mean/max",
+        "volume",
+        "ring pairs",
+        "bone min (pinch)",
+        "bone max (bulge)",
+        "diag nonrigid/flips/singular"
+    ));
+    for pair in rows.chunks(2) {
+        let [lbs, dq] = pair else { continue };
+        debug_assert_eq!(
+            (lbs.method, dq.method),
+            (Method::Linear, Method::DualQuaternion)
+        );
+        let volume = |r: &EvidenceRow| r.volume_ratio.map_or("-".into(), |v| format!("{v:.3}"));
+        let edges = |r: &EvidenceRow| {
+            format!(
+                "{:.3}/{:.3}/{:.3}",
+                r.edge_ratio.min, r.edge_ratio.mean, r.edge_ratio.max
+            )
+        };
+        let ring = |r: &EvidenceRow| {
+            format!(
+                "{:.4}..{:.4}",
+                r.ring_distance_ratio.min, r.ring_distance_ratio.max
+            )
+        };
+        let diag = |r: &EvidenceRow| {
+            format!(
+                "{}/{}/{}",
+                r.diagnostics.non_rigid_joints,
+                r.diagnostics.sign_flips,
+                r.diagnostics.singular_normal_matrices
+            )
+        };
+        text.push_str(&format!(
+            "{:<13} {:>4}°  {:>15}  {:>37}  {:>15}  {:>33}  {:>23}  {:>23}  {} | {}\n",
+            lbs.fixture,
+            lbs.angle_deg,
+            format!(
+                "{:.1}% | {:.1}%",
+                lbs.candy_wrapper_ratio * 100.0,
+                dq.candy_wrapper_ratio * 100.0
+            ),
+            format!("{} | {}", edges(lbs), edges(dq)),
+            format!("{} | {}", volume(lbs), volume(dq)),
+            format!("{} | {}", ring(lbs), ring(dq)),
+            format!(
+                "{:.3} | {:.3}",
+                lbs.bone_distance_ratio.min, dq.bone_distance_ratio.min
+            ),
+            format!(
+                "{:.3} | {:.3}",
+                lbs.bone_distance_ratio.max, dq.bone_distance_ratio.max
+            ),
+            diag(lbs),
+            diag(dq),
+        ));
+    }
+    text
+}
+
+fn seed_table(comparisons: &[SeedComparison]) -> String {
+    let mut text = String::from("The seed's figures (twist_coarse, 180°) beside ours:\n");
+    text.push_str(&format!(
+        "{:<62} {:>24} {:>24}  {}\n",
+        "measurement", "seed", "skinblend", "agrees"
+    ));
+    for c in comparisons {
+        text.push_str(&format!(
+            "{:<62} {:>24} {:>24}  {}{}\n",
+            c.what,
+            c.seed,
+            c.ours,
+            if c.agrees { "yes" } else { "NO" },
+            if c.remark.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", c.remark)
+            }
+        ));
+    }
+    text
+}

@@ -1,0 +1,160 @@
+//! The one error type of the core crate.
+
+use thiserror::Error;
+
+/// Everything that can be wrong with the data handed to `skinblend`.
+///
+/// Each variant names the place (vertex, slot, joint, attribute) and the value, so a caller can
+/// report it without guessing. No public function of this crate panics on data instead.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum SkinError {
+    /// `influences_per_vertex` was zero: every vertex needs at least one slot.
+    #[error("influences per vertex must be at least 1, got 0")]
+    ZeroInfluencesPerVertex,
+
+    /// The joint-index and weight arrays differ in length.
+    #[error("influence arrays differ in length: {joints} joint indices, {weights} weights")]
+    InfluenceArrayLengths {
+        /// Length of the joint-index array.
+        joints: usize,
+        /// Length of the weight array.
+        weights: usize,
+    },
+
+    /// The influence arrays are not a whole number of vertices.
+    #[error("influence arrays hold {len} entries, not a multiple of {influences_per_vertex} influences per vertex")]
+    InfluenceArrayNotWhole {
+        /// Length of each influence array.
+        len: usize,
+        /// The declared number of slots per vertex.
+        influences_per_vertex: usize,
+    },
+
+    /// More joints than a `u16` joint index can address.
+    #[error("joint count {joint_count} exceeds the {max} joints a u16 index can address")]
+    TooManyJoints {
+        /// The joint count given.
+        joint_count: usize,
+        /// The largest supported joint count (65 536).
+        max: usize,
+    },
+
+    /// A joint index is not below the joint count.
+    #[error("vertex {vertex}, influence slot {slot}: joint index {joint} is out of range (joint count {joint_count})")]
+    JointOutOfRange {
+        /// The vertex.
+        vertex: usize,
+        /// The influence slot within the vertex.
+        slot: usize,
+        /// The offending joint index.
+        joint: u32,
+        /// The number of joints.
+        joint_count: usize,
+    },
+
+    /// A weight is NaN, infinite or negative.
+    #[error(
+        "vertex {vertex}, influence slot {slot}: weight {weight} is not finite and non-negative"
+    )]
+    InvalidWeight {
+        /// The vertex.
+        vertex: usize,
+        /// The influence slot within the vertex.
+        slot: usize,
+        /// The offending weight.
+        weight: f32,
+    },
+
+    /// A vertex attribute has the wrong number of elements.
+    #[error("{attribute} has {found} elements, expected {expected} (one per vertex)")]
+    AttributeLength {
+        /// Which attribute: `"positions"`, `"normals"`, `"tangents"`, or an output's name.
+        attribute: &'static str,
+        /// The expected element count.
+        expected: usize,
+        /// The element count given.
+        found: usize,
+    },
+
+    /// A vertex attribute holds NaN or infinity.
+    #[error("{attribute}[{vertex}] is not finite")]
+    NonFiniteAttribute {
+        /// Which attribute.
+        attribute: &'static str,
+        /// The vertex.
+        vertex: usize,
+    },
+
+    /// An output asks for an attribute the input does not have.
+    #[error("output {attribute} requested, but the input has no {attribute}")]
+    MissingInputAttribute {
+        /// Which attribute.
+        attribute: &'static str,
+    },
+
+    /// The palette has fewer matrices than the influences' joint count.
+    #[error("palette has {found} matrices, but the influences address {expected} joints")]
+    PaletteLength {
+        /// The joint count the influences were built for.
+        expected: usize,
+        /// The palette length given.
+        found: usize,
+    },
+
+    /// A palette matrix holds NaN or infinity.
+    #[error("palette matrix of joint {joint} is not finite")]
+    NonFiniteMatrix {
+        /// The joint.
+        joint: usize,
+    },
+
+    /// A palette matrix is not affine: its last row is not `[0, 0, 0, 1]`.
+    #[error(
+        "palette matrix of joint {joint} is not affine: last row is {row:?}, expected [0, 0, 0, 1]"
+    )]
+    NonAffineMatrix {
+        /// The joint.
+        joint: usize,
+        /// The last row found.
+        row: [f32; 4],
+    },
+
+    /// The residual centers do not match the palette in length.
+    #[error("{found} joint centers given for a palette of {expected} joints")]
+    CenterCount {
+        /// The palette length.
+        expected: usize,
+        /// The number of centers given.
+        found: usize,
+    },
+
+    /// A residual center holds NaN or infinity.
+    #[error("center of joint {joint} is not finite")]
+    NonFiniteCenter {
+        /// The joint.
+        joint: usize,
+    },
+
+    /// A metric's element (triangle, ring entry) names a vertex that does not exist.
+    #[error(
+        "{element}[{index}] references vertex {vertex}, but there are {vertex_count} vertices"
+    )]
+    VertexIndexOutOfRange {
+        /// What refers to the vertex: `"triangles"`, `"vertices"`.
+        element: &'static str,
+        /// Position of the element in its list (triangle number, list index).
+        index: usize,
+        /// The vertex index found.
+        vertex: u32,
+        /// The number of vertices.
+        vertex_count: usize,
+    },
+
+    /// The rigid tolerance is NaN, infinite or negative.
+    #[error("rigid tolerance {tolerance} must be finite and non-negative")]
+    InvalidTolerance {
+        /// The tolerance given.
+        tolerance: f32,
+    },
+}

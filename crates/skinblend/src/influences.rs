@@ -1,0 +1,239 @@
+//! Per-vertex joint influences: validated once, trusted by every kernel after.
+
+use crate::SkinError;
+
+/// The largest joint count a `u16` joint index can address.
+const MAX_JOINTS: usize = u16::MAX as usize + 1;
+
+/// `k` joint influences per vertex, stored flat: slot `s` of vertex `v` is at `v * k + s`.
+///
+/// Any `k ≥ 1` is supported (glTF's `JOINTS_0` gives 4, `JOINTS_0` + `JOINTS_1` give 8).
+/// Construction validates everything once: the arrays are whole vertices, every joint index is
+/// below the joint count, every weight is finite and non-negative. Weights need not sum to one:
+/// the skinning options decide whether to renormalize, and a vertex whose weights sum to zero is
+/// passed through unchanged and counted. A zero-weight slot is ignored, but its joint index must
+/// still be in range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Influences {
+    influences_per_vertex: usize,
+    joint_count: usize,
+    joints: Vec<u16>,
+    weights: Vec<f32>,
+}
+
+/// What [`Influences::from_lists`] changed to make per-vertex lists fit `k` slots.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct InfluenceBuildReport {
+    /// Vertices that listed the same joint more than once (their weights were added).
+    pub vertices_with_repeated_joints: usize,
+    /// Vertices that had more than `k` non-zero influences (the lightest were dropped).
+    pub vertices_truncated: usize,
+    /// Influences dropped in all, over every vertex.
+    pub influences_dropped: usize,
+    /// The largest weight dropped from one vertex, before renormalization (0 when none).
+    pub max_weight_dropped: f32,
+    /// Vertices whose kept weights did not already sum to 1 within 1e-6 and were renormalized.
+    pub vertices_renormalized: usize,
+    /// Vertices with no non-zero weight (left all zero: passed through unchanged when skinned).
+    pub vertices_unweighted: usize,
+}
+
+impl Influences {
+    /// Validates and wraps flat arrays of `influences_per_vertex` slots per vertex.
+    ///
+    /// `joints[v * k + s]` and `weights[v * k + s]` are slot `s` of vertex `v`. Does not change
+    /// any value (use [`Influences::from_lists`] to merge, truncate and renormalize).
+    ///
+    /// # Errors
+    /// [`SkinError::ZeroInfluencesPerVertex`], [`SkinError::InfluenceArrayLengths`],
+    /// [`SkinError::InfluenceArrayNotWhole`], [`SkinError::TooManyJoints`],
+    /// [`SkinError::JointOutOfRange`] (naming vertex and slot) and [`SkinError::InvalidWeight`].
+    pub fn new(
+        influences_per_vertex: usize,
+        joints: Vec<u16>,
+        weights: Vec<f32>,
+        joint_count: usize,
+    ) -> Result<Self, SkinError> {
+        let k = influences_per_vertex;
+        if k == 0 {
+            return Err(SkinError::ZeroInfluencesPerVertex);
+        }
+        if joints.len() != weights.len() {
+            return Err(SkinError::InfluenceArrayLengths {
+                joints: joints.len(),
+                weights: weights.len(),
+            });
+        }
+        if joints.len() % k != 0 {
+            return Err(SkinError::InfluenceArrayNotWhole {
+                len: joints.len(),
+                influences_per_vertex: k,
+            });
+        }
+        check_joint_count(joint_count)?;
+        for (i, (&joint, &weight)) in joints.iter().zip(&weights).enumerate() {
+            let (vertex, slot) = (i / k, i % k);
+            if usize::from(joint) >= joint_count {
+                return Err(SkinError::JointOutOfRange {
+                    vertex,
+                    slot,
+                    joint: u32::from(joint),
+                    joint_count,
+                });
+            }
+            if !(weight.is_finite() && weight >= 0.0) {
+                return Err(SkinError::InvalidWeight {
+                    vertex,
+                    slot,
+                    weight,
+                });
+            }
+        }
+        Ok(Self {
+            influences_per_vertex: k,
+            joint_count,
+            joints,
+            weights,
+        })
+    }
+
+    /// Builds `k` slots per vertex from per-vertex `(joint, weight)` lists of any length.
+    ///
+    /// Per vertex: repeated joints are merged (weights added), zero weights dropped, the `k`
+    /// heaviest kept (ties: the lower joint index), the kept weights renormalized to sum to 1,
+    /// and unused slots filled with `(0, 0.0)`. The report says what was changed. Allocates the
+    /// result and one small scratch list.
+    ///
+    /// # Errors
+    /// As [`Influences::new`]; `slot` in an error is the position in the vertex's input list.
+    pub fn from_lists<L>(
+        lists: impl IntoIterator<Item = L>,
+        influences_per_vertex: usize,
+        joint_count: usize,
+    ) -> Result<(Self, InfluenceBuildReport), SkinError>
+    where
+        L: AsRef<[(u16, f32)]>,
+    {
+        let k = influences_per_vertex;
+        if k == 0 {
+            return Err(SkinError::ZeroInfluencesPerVertex);
+        }
+        check_joint_count(joint_count)?;
+        let mut report = InfluenceBuildReport::default();
+        let mut joints = Vec::new();
+        let mut weights = Vec::new();
+        let mut merged: Vec<(u16, f32)> = Vec::new();
+        for (vertex, list) in lists.into_iter().enumerate() {
+            merged.clear();
+            let mut repeated = false;
+            for (slot, &(joint, weight)) in list.as_ref().iter().enumerate() {
+                if usize::from(joint) >= joint_count {
+                    return Err(SkinError::JointOutOfRange {
+                        vertex,
+                        slot,
+                        joint: u32::from(joint),
+                        joint_count,
+                    });
+                }
+                if !(weight.is_finite() && weight >= 0.0) {
+                    return Err(SkinError::InvalidWeight {
+                        vertex,
+                        slot,
+                        weight,
+                    });
+                }
+                match merged.iter_mut().find(|(j, _)| *j == joint) {
+                    Some(entry) => {
+                        entry.1 += weight;
+                        repeated = true;
+                    }
+                    None => merged.push((joint, weight)),
+                }
+            }
+            report.vertices_with_repeated_joints += usize::from(repeated);
+            merged.retain(|&(_, w)| w > 0.0);
+            // Heaviest first; equal weights keep the lower joint index, so the result does not
+            // depend on the order the list arrived in.
+            merged.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            if merged.len() > k {
+                report.vertices_truncated += 1;
+                report.influences_dropped += merged.len() - k;
+                report.max_weight_dropped = report.max_weight_dropped.max(merged[k].1);
+                merged.truncate(k);
+            }
+            let sum: f32 = merged.iter().map(|&(_, w)| w).sum();
+            if merged.is_empty() {
+                report.vertices_unweighted += 1;
+            } else if (sum - 1.0).abs() > 1e-6 {
+                report.vertices_renormalized += 1;
+            }
+            for slot in 0..k {
+                match merged.get(slot) {
+                    Some(&(joint, weight)) => {
+                        joints.push(joint);
+                        weights.push(if sum > 0.0 { weight / sum } else { 0.0 });
+                    }
+                    None => {
+                        joints.push(0);
+                        weights.push(0.0);
+                    }
+                }
+            }
+        }
+        let influences = Self {
+            influences_per_vertex: k,
+            joint_count,
+            joints,
+            weights,
+        };
+        Ok((influences, report))
+    }
+
+    /// Number of vertices.
+    #[must_use]
+    pub fn vertex_count(&self) -> usize {
+        self.joints.len() / self.influences_per_vertex
+    }
+
+    /// Slots per vertex (`k`).
+    #[must_use]
+    pub fn influences_per_vertex(&self) -> usize {
+        self.influences_per_vertex
+    }
+
+    /// Number of joints the indices address; a palette must have at least this many matrices.
+    #[must_use]
+    pub fn joint_count(&self) -> usize {
+        self.joint_count
+    }
+
+    /// All joint indices, `k` per vertex.
+    #[must_use]
+    pub fn joints(&self) -> &[u16] {
+        &self.joints
+    }
+
+    /// All weights, `k` per vertex.
+    #[must_use]
+    pub fn weights(&self) -> &[f32] {
+        &self.weights
+    }
+
+    /// The `k` joint indices and weights of one vertex, or `None` past the end.
+    #[must_use]
+    pub fn vertex(&self, vertex: usize) -> Option<(&[u16], &[f32])> {
+        let k = self.influences_per_vertex;
+        let range = vertex.checked_mul(k)?..vertex.checked_add(1)?.checked_mul(k)?;
+        Some((self.joints.get(range.clone())?, self.weights.get(range)?))
+    }
+}
+
+fn check_joint_count(joint_count: usize) -> Result<(), SkinError> {
+    if joint_count > MAX_JOINTS {
+        return Err(SkinError::TooManyJoints {
+            joint_count,
+            max: MAX_JOINTS,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,268 @@
+//! The scalar reference kernels: one vertex range at a time, no allocation, no branches on
+//! options inside the per-influence loops.
+
+use glam::{Affine3A, Mat3A, Vec3, Vec3A};
+
+use crate::palette::{add_scaled_affine, PreparedPalette, ZERO_AFFINE};
+use crate::skin::{Diagnostics, Method, SkinInput, SkinOutputs};
+use crate::DualQuat;
+
+/// A 3x3 whose determinant is at most this fraction of (largest column length)³ is singular for
+/// the normal transform: its inverse transpose is noise. f32 determinants of order-one matrices
+/// carry about 1e-7 relative error, so this sits a decade above round-off.
+pub(crate) const SINGULAR_RELATIVE: f32 = 1e-6;
+
+/// Skins vertices `first_vertex .. first_vertex + out.positions.len()` of `input` into `out`.
+///
+/// Lengths were checked by the caller. Returns the per-vertex counts (not `non_rigid_joints`,
+/// which belongs to the palette).
+pub(crate) fn skin_range(
+    input: &SkinInput<'_>,
+    palette: &PreparedPalette,
+    first_vertex: usize,
+    out: SkinOutputs<'_>,
+) -> Diagnostics {
+    match palette.options().method {
+        Method::Linear => run::<Linear>(input, palette, first_vertex, out),
+        Method::DualQuaternion => run::<DualQuaternion>(input, palette, first_vertex, out),
+    }
+}
+
+/// One vertex's blended transform, however the method builds it.
+trait Blend {
+    /// Blends the influences of one vertex; `None` when the weights sum to zero.
+    fn blend(
+        palette: &PreparedPalette,
+        joints: &[u16],
+        weights: &[f32],
+        renormalize: bool,
+        diagnostics: &mut Diagnostics,
+    ) -> Option<Self>
+    where
+        Self: Sized;
+    fn point(&self, p: Vec3) -> Vec3;
+    /// The normal direction, unnormalized; counts a singular normal matrix.
+    fn normal(&self, n: Vec3, diagnostics: &mut Diagnostics) -> Vec3;
+    /// The tangent direction (unnormalized) and whether handedness flips.
+    fn tangent(&self, t: Vec3) -> (Vec3, bool);
+}
+
+fn run<B: Blend>(
+    input: &SkinInput<'_>,
+    palette: &PreparedPalette,
+    first_vertex: usize,
+    out: SkinOutputs<'_>,
+) -> Diagnostics {
+    let mut diagnostics = Diagnostics::default();
+    let influences = input.influences();
+    let k = influences.influences_per_vertex();
+    let renormalize = palette.options().renormalize;
+    let count = out.positions.len();
+    let range = first_vertex..first_vertex + count;
+    let joints = &influences.joints()[range.start * k..range.end * k];
+    let weights = &influences.weights()[range.start * k..range.end * k];
+    let positions = &input.positions()[range.clone()];
+    let normals_in = input.normals().map(|n| &n[range.clone()]);
+    let tangents_in = input.tangents().map(|t| &t[range.clone()]);
+    let SkinOutputs {
+        positions: positions_out,
+        mut normals,
+        mut tangents,
+    } = out;
+
+    for i in 0..count {
+        let (vj, vw) = (&joints[i * k..(i + 1) * k], &weights[i * k..(i + 1) * k]);
+        let Some(blend) = B::blend(palette, vj, vw, renormalize, &mut diagnostics) else {
+            diagnostics.unweighted_vertices += 1;
+            positions_out[i] = positions[i];
+            if let (Some(out), Some(src)) = (normals.as_deref_mut(), normals_in) {
+                out[i] = src[i];
+            }
+            if let (Some(out), Some(src)) = (tangents.as_deref_mut(), tangents_in) {
+                out[i] = src[i];
+            }
+            continue;
+        };
+        positions_out[i] = blend.point(positions[i]);
+        if let (Some(out), Some(src)) = (normals.as_deref_mut(), normals_in) {
+            let n = blend.normal(src[i], &mut diagnostics);
+            out[i] = n.try_normalize().unwrap_or(src[i]);
+        }
+        if let (Some(out), Some(src)) = (tangents.as_deref_mut(), tangents_in) {
+            let t = src[i];
+            let (direction, flips) = blend.tangent(t.truncate());
+            let direction = direction.try_normalize().unwrap_or(t.truncate());
+            let w = if flips { -t.w } else { t.w };
+            out[i] = direction.extend(w);
+        }
+    }
+    diagnostics
+}
+
+/// The sum of the weights, and the factor that normalizes them (1 when not renormalizing).
+#[inline]
+fn weight_scale(weights: &[f32], renormalize: bool) -> Option<f32> {
+    let sum: f32 = weights.iter().sum();
+    if sum <= 0.0 {
+        return None;
+    }
+    Some(if renormalize { 1.0 / sum } else { 1.0 })
+}
+
+/// Inverse transpose of `a` up to a positive factor: the cofactor matrix times the sign of the
+/// determinant. Counts `a` as singular when its determinant is noise.
+#[inline]
+fn normal_matrix(a: &Mat3A, diagnostics: &mut Diagnostics) -> Mat3A {
+    let (c0, c1, c2) = (a.x_axis, a.y_axis, a.z_axis);
+    let cofactor = Mat3A::from_cols(c1.cross(c2), c2.cross(c0), c0.cross(c1));
+    let det = c0.dot(cofactor.x_axis);
+    let largest = c0.length().max(c1.length()).max(c2.length());
+    if det.abs() <= SINGULAR_RELATIVE * largest * largest * largest {
+        diagnostics.singular_normal_matrices += 1;
+        // The cofactor is the limit direction of det · A⁻ᵀ; its sign is unknowable here.
+        return cofactor;
+    }
+    if det < 0.0 {
+        -cofactor
+    } else {
+        cofactor
+    }
+}
+
+/// LBS: the weighted sum of the joints' 3x4 matrices.
+struct Linear(Affine3A);
+
+impl Blend for Linear {
+    #[inline]
+    fn blend(
+        palette: &PreparedPalette,
+        joints: &[u16],
+        weights: &[f32],
+        renormalize: bool,
+        _diagnostics: &mut Diagnostics,
+    ) -> Option<Self> {
+        let scale = weight_scale(weights, renormalize)?;
+        let mut sum = ZERO_AFFINE;
+        for (&joint, &weight) in joints.iter().zip(weights) {
+            if weight > 0.0 {
+                add_scaled_affine(
+                    &mut sum,
+                    &palette.linear[usize::from(joint)],
+                    weight * scale,
+                );
+            }
+        }
+        Some(Self(sum))
+    }
+
+    #[inline]
+    fn point(&self, p: Vec3) -> Vec3 {
+        self.0.transform_point3(p)
+    }
+
+    #[inline]
+    fn normal(&self, n: Vec3, diagnostics: &mut Diagnostics) -> Vec3 {
+        let matrix = normal_matrix(&self.0.matrix3, diagnostics);
+        let n = matrix * Vec3A::from(n);
+        Vec3::from(n)
+    }
+
+    #[inline]
+    fn tangent(&self, t: Vec3) -> (Vec3, bool) {
+        let a = &self.0.matrix3;
+        (Vec3::from(*a * Vec3A::from(t)), a.determinant() < 0.0)
+    }
+}
+
+/// DQS: the sign-aligned, normalized blend of dual quaternions, after the blended residual.
+struct DualQuaternion {
+    motion: DualQuat,
+    residual: Option<Affine3A>,
+}
+
+impl Blend for DualQuaternion {
+    #[inline]
+    fn blend(
+        palette: &PreparedPalette,
+        joints: &[u16],
+        weights: &[f32],
+        renormalize: bool,
+        diagnostics: &mut Diagnostics,
+    ) -> Option<Self> {
+        let scale = weight_scale(weights, renormalize)?;
+        // Pivot: the heaviest influence; `>` keeps the lowest slot on ties, so the sign choice
+        // does not depend on the order the influences arrived in.
+        let mut pivot = 0;
+        for (slot, &weight) in weights.iter().enumerate() {
+            if weight > weights[pivot] {
+                pivot = slot;
+            }
+        }
+        let pivot_dq = palette.dual_quats[usize::from(joints[pivot])];
+        let mut sum = DualQuat {
+            real: glam::Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+            dual: glam::Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+        };
+        let mut any_residual = false;
+        for (slot, (&joint, &weight)) in joints.iter().zip(weights).enumerate() {
+            if weight > 0.0 {
+                let dq = palette.dual_quats[usize::from(joint)];
+                let signed = if dq.real_dot(&pivot_dq) < 0.0 {
+                    diagnostics.sign_flips += usize::from(slot != pivot);
+                    -weight
+                } else {
+                    weight
+                };
+                sum.real += dq.real * signed;
+                sum.dual += dq.dual * signed;
+                any_residual |= !palette.rigid[usize::from(joint)];
+            }
+        }
+        // The pivot's own weight is positive and every other term has a non-negative dot with
+        // it, so the real part cannot vanish; fall back to the pivot if rounding says otherwise.
+        let motion = sum.normalized().unwrap_or(pivot_dq);
+        let residual = any_residual.then(|| {
+            let mut blended = ZERO_AFFINE;
+            for (&joint, &weight) in joints.iter().zip(weights) {
+                if weight > 0.0 {
+                    let map = &palette.residuals[usize::from(joint)];
+                    add_scaled_affine(&mut blended, map, weight * scale);
+                }
+            }
+            blended
+        });
+        Some(Self { motion, residual })
+    }
+
+    #[inline]
+    fn point(&self, p: Vec3) -> Vec3 {
+        let p = match &self.residual {
+            Some(residual) => residual.transform_point3(p),
+            None => p,
+        };
+        self.motion.transform_point(p)
+    }
+
+    #[inline]
+    fn normal(&self, n: Vec3, diagnostics: &mut Diagnostics) -> Vec3 {
+        let n = match &self.residual {
+            Some(residual) => {
+                Vec3::from(normal_matrix(&residual.matrix3, diagnostics) * Vec3A::from(n))
+            }
+            None => n,
+        };
+        self.motion.transform_vector(n)
+    }
+
+    #[inline]
+    fn tangent(&self, t: Vec3) -> (Vec3, bool) {
+        let (t, flips) = match &self.residual {
+            Some(residual) => (
+                Vec3::from(residual.matrix3 * Vec3A::from(t)),
+                residual.matrix3.determinant() < 0.0,
+            ),
+            None => (t, false),
+        };
+        (self.motion.transform_vector(t), flips)
+    }
+}

@@ -1,0 +1,362 @@
+//! The one entry point for every method: same inputs, same output type.
+
+use glam::{Mat4, Vec3, Vec4};
+
+use crate::palette::{prepare, PreparedPalette, DEFAULT_RIGID_TOLERANCE};
+use crate::{Influences, SkinError};
+
+/// How joint motions are blended per vertex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Method {
+    /// Linear blend skinning: the weighted sum of the 3x4 skin matrices. Collapses a joint
+    /// twisted towards 180° (the candy wrapper) and shrinks bends.
+    #[default]
+    Linear,
+    /// Dual quaternion skinning (Kavan et al. 2008): the sign-aligned, normalized blend of the
+    /// joints' rigid motions, after a linearly blended residual for scale, shear and mirroring.
+    /// Keeps a twisted joint round; bulges bends.
+    DualQuaternion,
+}
+
+impl Method {
+    /// The short name used in the CLI and JSON: `"linear"` or `"dq"`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Linear => "linear",
+            Method::DualQuaternion => "dq",
+        }
+    }
+}
+
+/// Options shared by every method.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SkinOptions {
+    /// The blending method.
+    pub method: Method,
+    /// Divide each vertex's weights by their sum before blending (default `true`). With `false`
+    /// the weights are used as stored (DQS's rigid part normalizes regardless; its residual and
+    /// all of LBS do not).
+    pub renormalize: bool,
+    /// A split residual within this of the identity (per entry) counts as rigid; default
+    /// [`DEFAULT_RIGID_TOLERANCE`] (1e-4).
+    pub rigid_tolerance: f32,
+}
+
+impl Default for SkinOptions {
+    fn default() -> Self {
+        Self {
+            method: Method::Linear,
+            renormalize: true,
+            rigid_tolerance: DEFAULT_RIGID_TOLERANCE,
+        }
+    }
+}
+
+/// Exact counts returned with every skinning result. All zero is the normal case.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Diagnostics {
+    /// Vertices whose normal matrix (LBS: the blended 3x3; DQS: the blended residual) had a
+    /// determinant at noise level, so its inverse transpose does not exist. Their normals took
+    /// the cofactor direction (or stayed as input where that is zero). Non-zero under LBS at a
+    /// joint twisted to 180°, or with degenerate or mirrored joints; zero under DQS for rigid
+    /// palettes. Counted only when normals are skinned.
+    pub singular_normal_matrices: usize,
+    /// Joints of the palette whose matrix is not a rigid motion within the rigid tolerance:
+    /// scale, shear, reflection or degenerate. Under DQS these are carried by the residual.
+    pub non_rigid_joints: usize,
+    /// Influences (DQS only) whose dual quaternion was negated to agree in sign with the
+    /// vertex's pivot (its heaviest influence). Non-zero whenever two joints of a vertex are
+    /// stored in opposite hemispheres, which is harmless because it is handled.
+    pub sign_flips: usize,
+    /// Vertices whose weights sum to zero: passed through unchanged.
+    pub unweighted_vertices: usize,
+}
+
+impl Diagnostics {
+    /// Adds the per-vertex counts of `other` (used to merge parallel chunks; exact).
+    fn add_counts(&mut self, other: &Diagnostics) {
+        self.singular_normal_matrices += other.singular_normal_matrices;
+        self.sign_flips += other.sign_flips;
+        self.unweighted_vertices += other.unweighted_vertices;
+    }
+}
+
+/// A mesh's skinning inputs, validated once and reused every frame.
+///
+/// Positions and normals are `Vec3`, tangents `Vec4` with `w` the handedness (±1), all in the
+/// bind pose (the space the inverse bind matrices map from), one per vertex of `influences`.
+#[derive(Debug, Clone, Copy)]
+pub struct SkinInput<'a> {
+    positions: &'a [Vec3],
+    normals: Option<&'a [Vec3]>,
+    tangents: Option<&'a [Vec4]>,
+    influences: &'a Influences,
+}
+
+impl<'a> SkinInput<'a> {
+    /// Checks lengths against `influences.vertex_count()` and that every value is finite.
+    ///
+    /// O(vertices) once; allocates nothing.
+    ///
+    /// # Errors
+    /// [`SkinError::AttributeLength`] and [`SkinError::NonFiniteAttribute`] (naming the vertex).
+    pub fn new(
+        positions: &'a [Vec3],
+        normals: Option<&'a [Vec3]>,
+        tangents: Option<&'a [Vec4]>,
+        influences: &'a Influences,
+    ) -> Result<Self, SkinError> {
+        let expected = influences.vertex_count();
+        check_length("positions", expected, positions.len())?;
+        if let Some(vertex) = positions.iter().position(|p| !p.is_finite()) {
+            return Err(SkinError::NonFiniteAttribute {
+                attribute: "positions",
+                vertex,
+            });
+        }
+        if let Some(normals) = normals {
+            check_length("normals", expected, normals.len())?;
+            if let Some(vertex) = normals.iter().position(|n| !n.is_finite()) {
+                return Err(SkinError::NonFiniteAttribute {
+                    attribute: "normals",
+                    vertex,
+                });
+            }
+        }
+        if let Some(tangents) = tangents {
+            check_length("tangents", expected, tangents.len())?;
+            if let Some(vertex) = tangents.iter().position(|t| !t.is_finite()) {
+                return Err(SkinError::NonFiniteAttribute {
+                    attribute: "tangents",
+                    vertex,
+                });
+            }
+        }
+        Ok(Self {
+            positions,
+            normals,
+            tangents,
+            influences,
+        })
+    }
+
+    /// Bind-pose positions.
+    #[must_use]
+    pub fn positions(&self) -> &'a [Vec3] {
+        self.positions
+    }
+
+    /// Bind-pose normals, if any.
+    #[must_use]
+    pub fn normals(&self) -> Option<&'a [Vec3]> {
+        self.normals
+    }
+
+    /// Bind-pose tangents (`w` = handedness), if any.
+    #[must_use]
+    pub fn tangents(&self) -> Option<&'a [Vec4]> {
+        self.tangents
+    }
+
+    /// The influences.
+    #[must_use]
+    pub fn influences(&self) -> &'a Influences {
+        self.influences
+    }
+
+    /// Number of vertices.
+    #[must_use]
+    pub fn vertex_count(&self) -> usize {
+        self.positions.len()
+    }
+}
+
+/// Caller-owned output buffers, one element per vertex. `None` skips that attribute.
+#[derive(Debug)]
+pub struct SkinOutputs<'a> {
+    /// Skinned positions.
+    pub positions: &'a mut [Vec3],
+    /// Skinned unit normals; needs input normals.
+    pub normals: Option<&'a mut [Vec3]>,
+    /// Skinned unit tangents with handedness (`w` flipped where the transform mirrors); needs
+    /// input tangents.
+    pub tangents: Option<&'a mut [Vec4]>,
+}
+
+impl<'a> SkinOutputs<'a> {
+    /// Outputs for positions only.
+    #[must_use]
+    pub fn positions(positions: &'a mut [Vec3]) -> Self {
+        Self {
+            positions,
+            normals: None,
+            tangents: None,
+        }
+    }
+
+    /// Splits into the outputs of vertices `..mid` and `mid..`.
+    fn split_at(self, mid: usize) -> (SkinOutputs<'a>, SkinOutputs<'a>) {
+        let (p0, p1) = self.positions.split_at_mut(mid);
+        let (n0, n1) = match self.normals {
+            Some(n) => {
+                let (a, b) = n.split_at_mut(mid);
+                (Some(a), Some(b))
+            }
+            None => (None, None),
+        };
+        let (t0, t1) = match self.tangents {
+            Some(t) => {
+                let (a, b) = t.split_at_mut(mid);
+                (Some(a), Some(b))
+            }
+            None => (None, None),
+        };
+        (
+            SkinOutputs {
+                positions: p0,
+                normals: n0,
+                tangents: t0,
+            },
+            SkinOutputs {
+                positions: p1,
+                normals: n1,
+                tangents: t1,
+            },
+        )
+    }
+}
+
+/// A skinning result that owns its buffers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skinned {
+    /// Skinned positions.
+    pub positions: Vec<Vec3>,
+    /// Skinned unit normals, when the input had normals.
+    pub normals: Option<Vec<Vec3>>,
+    /// Skinned tangents, when the input had tangents.
+    pub tangents: Option<Vec<Vec4>>,
+    /// Exact counts of what happened (see [`Diagnostics`]).
+    pub diagnostics: Diagnostics,
+}
+
+/// Skins `input` under `palette` with `options.method`, allocating the result.
+///
+/// `palette[j]` is joint `j`'s skin matrix `world_from_joint · joint_from_bind`;
+/// `joint_centers` are the joints' bind-pose origins for the DQS residual (`None`: the origin).
+/// Normals and tangents are skinned when the input has them. Convenience over [`prepare`] and
+/// [`skin_into`], which reuse their buffers.
+///
+/// # Errors
+/// Those of [`prepare`] and [`skin_into`].
+pub fn skin(
+    input: &SkinInput<'_>,
+    palette: &[Mat4],
+    joint_centers: Option<&[Vec3]>,
+    options: &SkinOptions,
+) -> Result<Skinned, SkinError> {
+    let prepared = prepare(palette, joint_centers, options)?;
+    let n = input.vertex_count();
+    let mut positions = vec![Vec3::ZERO; n];
+    let mut normals = input.normals.map(|_| vec![Vec3::ZERO; n]);
+    let mut tangents = input.tangents.map(|_| vec![Vec4::ZERO; n]);
+    let outputs = SkinOutputs {
+        positions: &mut positions,
+        normals: normals.as_deref_mut(),
+        tangents: tangents.as_deref_mut(),
+    };
+    let diagnostics = skin_into(input, &prepared, outputs)?;
+    Ok(Skinned {
+        positions,
+        normals,
+        tangents,
+        diagnostics,
+    })
+}
+
+/// Vertices per parallel task: large enough that scheduling is noise, small enough to balance
+/// two to dozens of cores on meshes of ten thousand vertices and up.
+const PARALLEL_CHUNK_VERTICES: usize = 4096;
+
+/// Skins `input` under a prepared palette into caller-owned buffers. Allocates nothing.
+///
+/// Checks lengths in O(1): every output must have one element per vertex, and the palette must
+/// cover the influences' joints. With the default `rayon` feature, meshes above a few thousand
+/// vertices are split over the current rayon pool (run inside `ThreadPool::install` to choose
+/// the thread count, one included); the result is bit-identical to the serial one because every
+/// vertex is computed the same way whichever thread runs it.
+///
+/// # Errors
+/// [`SkinError::AttributeLength`] for an output of the wrong length,
+/// [`SkinError::MissingInputAttribute`] for an output the input cannot fill, and
+/// [`SkinError::PaletteLength`] for a palette with fewer joints than the influences address.
+pub fn skin_into(
+    input: &SkinInput<'_>,
+    palette: &PreparedPalette,
+    outputs: SkinOutputs<'_>,
+) -> Result<Diagnostics, SkinError> {
+    let n = input.vertex_count();
+    check_length("output positions", n, outputs.positions.len())?;
+    if let Some(normals) = outputs.normals.as_deref() {
+        if input.normals.is_none() {
+            return Err(SkinError::MissingInputAttribute {
+                attribute: "normals",
+            });
+        }
+        check_length("output normals", n, normals.len())?;
+    }
+    if let Some(tangents) = outputs.tangents.as_deref() {
+        if input.tangents.is_none() {
+            return Err(SkinError::MissingInputAttribute {
+                attribute: "tangents",
+            });
+        }
+        check_length("output tangents", n, tangents.len())?;
+    }
+    let joint_count = input.influences.joint_count();
+    if palette.joint_count() < joint_count {
+        return Err(SkinError::PaletteLength {
+            expected: joint_count,
+            found: palette.joint_count(),
+        });
+    }
+    let mut diagnostics = skin_split(input, palette, 0, outputs);
+    diagnostics.non_rigid_joints = palette.non_rigid_joints();
+    Ok(diagnostics)
+}
+
+/// Halves the range until it is one chunk, skinning the halves in parallel where enabled.
+fn skin_split(
+    input: &SkinInput<'_>,
+    palette: &PreparedPalette,
+    first_vertex: usize,
+    outputs: SkinOutputs<'_>,
+) -> Diagnostics {
+    let count = outputs.positions.len();
+    #[cfg(feature = "rayon")]
+    if count > PARALLEL_CHUNK_VERTICES && rayon::current_num_threads() > 1 {
+        // Split on a chunk boundary so the partition does not depend on the thread count.
+        let mid = (count / 2).div_ceil(PARALLEL_CHUNK_VERTICES) * PARALLEL_CHUNK_VERTICES;
+        let (low, high) = outputs.split_at(mid);
+        let (mut a, b) = rayon::join(
+            || skin_split(input, palette, first_vertex, low),
+            || skin_split(input, palette, first_vertex + mid, high),
+        );
+        a.add_counts(&b);
+        return a;
+    }
+    #[cfg(not(feature = "rayon"))]
+    let _ = PARALLEL_CHUNK_VERTICES;
+    crate::kernels::skin_range(input, palette, first_vertex, outputs)
+}
+
+fn check_length(attribute: &'static str, expected: usize, found: usize) -> Result<(), SkinError> {
+    if expected != found {
+        return Err(SkinError::AttributeLength {
+            attribute,
+            expected,
+            found,
+        });
+    }
+    Ok(())
+}
