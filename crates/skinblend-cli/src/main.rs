@@ -90,16 +90,16 @@ fn evidence_table(rows: &[EvidenceRow]) -> String {
          sign flips, singular normal matrices.\n\n",
     );
     text.push_str(&format!(
-        "{:<13} {:>5}  {:>15}  {:>37}  {:>15}  {:>33}  {:>23}  {:>23}  {}\n",
+        "{:<13} {:>5}  {:>15}  {:>37}  {:>13}  {:>31}  {:>13}  {:>13}  {}\n",
         "fixture",
         "angle",
         "radius",
         "edges min/mean/max",
         "volume",
         "ring pairs",
-        "bone min (pinch)",
-        "bone max (bulge)",
-        "diag nonrigid/flips/singular"
+        "pinch",
+        "bulge",
+        "diag"
     ));
     for pair in rows.chunks(2) {
         let [lbs, dq] = pair else { continue };
@@ -129,7 +129,7 @@ fn evidence_table(rows: &[EvidenceRow]) -> String {
             )
         };
         text.push_str(&format!(
-            "{:<13} {:>4}°  {:>15}  {:>37}  {:>15}  {:>33}  {:>23}  {:>23}  {} | {}\n",
+            "{:<13} {:>4}°  {:>15}  {:>37}  {:>13}  {:>31}  {:>13}  {:>13}  {} | {}\n",
             lbs.fixture,
             lbs.angle_deg,
             format!(

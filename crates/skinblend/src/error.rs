@@ -109,6 +109,13 @@ pub enum SkinError {
         joint: usize,
     },
 
+    /// A dual quaternion of a palette is not finite or has a zero real part.
+    #[error("dual quaternion of joint {joint} is not finite or has a zero real part")]
+    InvalidDualQuat {
+        /// The joint.
+        joint: usize,
+    },
+
     /// A palette matrix is not affine: its last row is not `[0, 0, 0, 1]`.
     #[error(
         "palette matrix of joint {joint} is not affine: last row is {row:?}, expected [0, 0, 0, 1]"

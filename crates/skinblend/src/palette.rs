@@ -235,6 +235,46 @@ impl PreparedPalette {
         Ok(())
     }
 
+    /// Prepares a palette given directly as rigid motions, for engines whose animation already
+    /// produces dual quaternions. Each is normalized; its sign is whatever the caller stored
+    /// (the kernels align signs per vertex). Every joint is rigid. Allocates the arrays.
+    ///
+    /// # Errors
+    /// [`SkinError::InvalidDualQuat`] (naming the joint), [`SkinError::InvalidTolerance`].
+    pub fn from_dual_quats(
+        dual_quats: &[DualQuat],
+        options: &SkinOptions,
+    ) -> Result<Self, SkinError> {
+        check_tolerance(options.rigid_tolerance)?;
+        let mut prepared = Self {
+            options: *options,
+            centers: Vec::new(),
+            linear: Vec::new(),
+            dual_quats: Vec::new(),
+            residuals: Vec::new(),
+            rigid: Vec::new(),
+            non_rigid_joints: 0,
+        };
+        for (joint, dq) in dual_quats.iter().enumerate() {
+            let finite = dq.real.is_finite() && dq.dual.is_finite();
+            let Some(unit) = dq.normalized().filter(|_| finite) else {
+                return Err(SkinError::InvalidDualQuat { joint });
+            };
+            match options.method {
+                Method::Linear => prepared.linear.push(Affine3A::from_rotation_translation(
+                    unit.rotation(),
+                    unit.translation(),
+                )),
+                Method::DualQuaternion => {
+                    prepared.dual_quats.push(unit);
+                    prepared.residuals.push(Affine3A::IDENTITY);
+                    prepared.rigid.push(true);
+                }
+            }
+        }
+        Ok(prepared)
+    }
+
     /// The options this palette was prepared with (method, renormalize, rigid tolerance).
     #[must_use]
     pub fn options(&self) -> &SkinOptions {
