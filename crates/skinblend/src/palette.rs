@@ -290,6 +290,31 @@ impl PreparedPalette {
         }
     }
 
+    /// LBS: each joint's skin matrix as a 3x4 affine map (empty for DQS palettes).
+    #[must_use]
+    pub fn linear_matrices(&self) -> &[Affine3A] {
+        &self.linear
+    }
+
+    /// DQS: each joint's rigid part, a unit dual quaternion (empty for LBS palettes).
+    #[must_use]
+    pub fn dual_quats(&self) -> &[DualQuat] {
+        &self.dual_quats
+    }
+
+    /// DQS: each joint's residual as the affine map `p ↦ S p + (c − S c)`; the identity for a
+    /// rigid joint (empty for LBS palettes).
+    #[must_use]
+    pub fn residuals(&self) -> &[Affine3A] {
+        &self.residuals
+    }
+
+    /// DQS: whether each joint is rigid (its residual is exactly skipped).
+    #[must_use]
+    pub fn rigid_flags(&self) -> &[bool] {
+        &self.rigid
+    }
+
     /// Joints whose matrix is not a rigid motion within the rigid tolerance (scale, shear,
     /// reflection or degenerate). Counted for both methods; only DQS needs their residual.
     #[must_use]
