@@ -1,5 +1,8 @@
 //! The `skinblend` command line program.
 
+mod info;
+mod pose;
+
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -26,12 +29,47 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Describe a glTF 2.0 file: scenes, meshes, skins (joints, influences, non-rigid joints),
+    /// animations, and what the loader repaired.
+    Info {
+        /// The .gltf or .glb file.
+        file: std::path::PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Pose a glTF 2.0 file at a time of an animation and write the posed scene (skinned meshes
+    /// baked, everything else kept) to .glb, .gltf or .obj.
+    Pose {
+        /// The .gltf or .glb file.
+        file: std::path::PathBuf,
+        /// Animation name or index (default: the first, if any; else the rest pose).
+        #[arg(long)]
+        animation: Option<String>,
+        /// Time in seconds, clamped to the animation's range.
+        #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+        time: f32,
+        /// Skinning method.
+        #[arg(long, default_value = "linear", value_parser = clap::builder::PossibleValuesParser::new(skinblend_gltf::method_names()))]
+        method: String,
+        /// Output file: .glb, .gltf or .obj.
+        #[arg(short, long)]
+        output: std::path::PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Evidence { json } => run_evidence(json),
+        Command::Info { file, json } => info::run(&file, json),
+        Command::Pose {
+            file,
+            animation,
+            time,
+            method,
+            output,
+        } => pose::run(&file, animation.as_deref(), time, &method, &output),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

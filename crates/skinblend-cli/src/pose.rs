@@ -1,0 +1,34 @@
+//! `skinblend pose FILE [--animation NAME|INDEX] [--time SECONDS] [--method linear|dq] -o OUT`.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use skinblend::SkinOptions;
+use skinblend_gltf::{export, parse_method, Model};
+
+/// Poses `file` at `time_s` of `animation` (the first animation when `None` and the file has
+/// one; the rest pose when it has none) with `method`, and writes `output`.
+pub fn run(
+    file: &Path,
+    animation: Option<&str>,
+    time_s: f32,
+    method: &str,
+    output: &Path,
+) -> Result<()> {
+    let method = parse_method(method)?;
+    export::Format::from_path(output)?;
+    let context = || file.display().to_string();
+    let model = Model::open(file).with_context(context)?;
+    let animation = match animation {
+        Some(name) => Some(model.find_animation(name).with_context(context)?),
+        None => (!model.animations.is_empty()).then_some(0),
+    };
+    let pose = model.pose(animation, time_s).with_context(context)?;
+    let options = SkinOptions {
+        method,
+        ..SkinOptions::default()
+    };
+    let posed = model.skin_scene(&pose, &options).with_context(context)?;
+    export::write(&model, &pose, &posed, output)?;
+    Ok(())
+}

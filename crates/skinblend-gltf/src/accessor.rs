@@ -1,0 +1,357 @@
+//! Accessor decoding with every offset, stride, count and value checked.
+//!
+//! Honours byte strides, matrix column padding, normalized integers (decoded as the glTF 2.0
+//! specification says: `max(c / 127, −1)` for bytes, `c / 255` for unsigned bytes, and so on) and
+//! sparse substitution. Non-normalized integers decode to their integer value (exact in `f64`).
+
+use gltf::json::accessor::{ComponentType, Type};
+use gltf::json::validation::Checked;
+use gltf::json::Root;
+
+use crate::error::{GltfError, Result};
+
+/// One accessor decoded to `f64`, `components` values per element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccessorData {
+    /// Values per element (1 for SCALAR … 16 for MAT4).
+    pub components: usize,
+    /// The component type as stored.
+    pub component_type: ComponentType,
+    /// Whether integers were normalized to [0, 1] or [−1, 1].
+    pub normalized: bool,
+    /// `count × components` values, element-major.
+    pub values: Vec<f64>,
+}
+
+impl AccessorData {
+    /// Number of elements.
+    #[must_use]
+    pub fn count(&self) -> usize {
+        self.values.len().checked_div(self.components).unwrap_or(0)
+    }
+
+    /// Element `i` as a slice of `components` values (`None` past the end).
+    #[must_use]
+    pub fn element(&self, i: usize) -> Option<&[f64]> {
+        let start = i.checked_mul(self.components)?;
+        self.values.get(start..start.checked_add(self.components)?)
+    }
+}
+
+/// Number of components of an accessor type.
+pub(crate) fn type_components(ty: Type) -> usize {
+    match ty {
+        Type::Scalar => 1,
+        Type::Vec2 => 2,
+        Type::Vec3 => 3,
+        Type::Vec4 | Type::Mat2 => 4,
+        Type::Mat3 => 9,
+        Type::Mat4 => 16,
+    }
+}
+
+/// Rows of a matrix type (the column length), or `None` for scalars and vectors.
+fn matrix_rows(ty: Type) -> Option<usize> {
+    match ty {
+        Type::Mat2 => Some(2),
+        Type::Mat3 => Some(3),
+        Type::Mat4 => Some(4),
+        _ => None,
+    }
+}
+
+/// Bytes of one component.
+pub(crate) fn component_bytes(ct: ComponentType) -> usize {
+    match ct {
+        ComponentType::I8 | ComponentType::U8 => 1,
+        ComponentType::I16 | ComponentType::U16 => 2,
+        ComponentType::U32 | ComponentType::F32 => 4,
+    }
+}
+
+/// The specification's name of a component type, for messages.
+pub(crate) fn component_name(ct: ComponentType) -> &'static str {
+    match ct {
+        ComponentType::I8 => "BYTE",
+        ComponentType::U8 => "UNSIGNED_BYTE",
+        ComponentType::I16 => "SHORT",
+        ComponentType::U16 => "UNSIGNED_SHORT",
+        ComponentType::U32 => "UNSIGNED_INT",
+        ComponentType::F32 => "FLOAT",
+    }
+}
+
+/// Decodes one component at `offset` (the caller guarantees the bytes exist).
+fn component(bytes: &[u8], offset: usize, ct: ComponentType, normalized: bool) -> Option<f64> {
+    let b = bytes.get(offset..offset.checked_add(component_bytes(ct))?)?;
+    let value = match ct {
+        ComponentType::I8 => {
+            let c = f64::from(b[0] as i8);
+            if normalized {
+                (c / 127.0).max(-1.0)
+            } else {
+                c
+            }
+        }
+        ComponentType::U8 => {
+            let c = f64::from(b[0]);
+            if normalized {
+                c / 255.0
+            } else {
+                c
+            }
+        }
+        ComponentType::I16 => {
+            let c = f64::from(i16::from_le_bytes([b[0], b[1]]));
+            if normalized {
+                (c / 32767.0).max(-1.0)
+            } else {
+                c
+            }
+        }
+        ComponentType::U16 => {
+            let c = f64::from(u16::from_le_bytes([b[0], b[1]]));
+            if normalized {
+                c / 65535.0
+            } else {
+                c
+            }
+        }
+        ComponentType::U32 => f64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        ComponentType::F32 => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+    };
+    Some(value)
+}
+
+fn checked<T: Copy>(value: &Checked<T>, path: &str, what: &str) -> Result<T> {
+    match value {
+        Checked::Valid(v) => Ok(*v),
+        Checked::Invalid => Err(GltfError::invalid(path, format!("invalid {what}"))),
+    }
+}
+
+/// The bytes of a buffer view, checked against its buffer.
+fn view_bytes<'a>(
+    root: &Root,
+    buffers: &'a [Vec<u8>],
+    view_index: usize,
+) -> Result<(&'a [u8], Option<usize>)> {
+    let path = format!("bufferViews[{view_index}]");
+    let view = root
+        .buffer_views
+        .get(view_index)
+        .ok_or_else(|| GltfError::invalid(&path, "does not exist"))?;
+    let buffer_index = view.buffer.value();
+    let buffer = buffers.get(buffer_index).ok_or_else(|| {
+        GltfError::invalid(
+            format!("{path}.buffer"),
+            format!("buffer {buffer_index} does not exist"),
+        )
+    })?;
+    let offset = to_usize(view.byte_offset.map_or(0, |o| o.0), &path)?;
+    let length = to_usize(view.byte_length.0, &path)?;
+    let end = offset
+        .checked_add(length)
+        .filter(|&end| end <= buffer.len());
+    let end = end.ok_or_else(|| {
+        GltfError::invalid(
+            format!("{path}.byteLength"),
+            format!(
+                "bytes {offset}..{offset}+{length} run past the end of buffers[{buffer_index}] ({} bytes)",
+                buffer.len()
+            ),
+        )
+    })?;
+    Ok((&buffer[offset..end], view.byte_stride.map(|s| s.0)))
+}
+
+fn to_usize(value: u64, path: &str) -> Result<usize> {
+    usize::try_from(value).map_err(|_| GltfError::invalid(path, format!("{value} is too large")))
+}
+
+/// Decodes accessor `index`; `context` is the JSON path that referred to it (used in errors,
+/// followed by ` -> accessors[index]`).
+///
+/// Floats must be finite. Sparse indices must be strictly increasing and below `count`.
+///
+/// # Errors
+/// [`GltfError::Invalid`] naming the accessor and the element or byte range at fault.
+pub fn read(root: &Root, buffers: &[Vec<u8>], index: usize, context: &str) -> Result<AccessorData> {
+    let path = format!("{context} -> accessors[{index}]");
+    let accessor = root
+        .accessors
+        .get(index)
+        .ok_or_else(|| GltfError::invalid(context, format!("accessor {index} does not exist")))?;
+    let ct = checked(&accessor.component_type, &path, "componentType")?.0;
+    let ty = checked(&accessor.type_, &path, "type")?;
+    let normalized = accessor.normalized;
+    let components = type_components(ty);
+    let count = to_usize(accessor.count.0, &path)?;
+    let csize = component_bytes(ct);
+    // Matrix columns start on 4-byte boundaries (MAT2/MAT3 of bytes or shorts are padded).
+    let (columns, rows, column_stride) = match matrix_rows(ty) {
+        Some(rows) => (rows, rows, (rows * csize).next_multiple_of(4)),
+        None => (1, components, components * csize),
+    };
+    let element_bytes = columns * column_stride;
+    let total = count
+        .checked_mul(components)
+        .ok_or_else(|| GltfError::invalid(format!("{path}.count"), "too large"))?;
+    let mut values = vec![0.0f64; total];
+    if let Some(view) = accessor.buffer_view {
+        let (bytes, stride) = view_bytes(root, buffers, view.value())?;
+        let stride = stride.unwrap_or(element_bytes);
+        if stride < element_bytes {
+            return Err(GltfError::invalid(
+                format!("bufferViews[{}].byteStride", view.value()),
+                format!("{stride} is less than the element size {element_bytes} of {path}"),
+            ));
+        }
+        let offset = to_usize(accessor.byte_offset.map_or(0, |o| o.0), &path)?;
+        if count > 0 {
+            let needed = stride
+                .checked_mul(count - 1)
+                .and_then(|n| n.checked_add(element_bytes))
+                .and_then(|n| n.checked_add(offset));
+            if needed.is_none_or(|needed| needed > bytes.len()) {
+                return Err(GltfError::invalid(
+                    format!("{path}.byteOffset"),
+                    format!(
+                        "{count} elements of {element_bytes} bytes (stride {stride}) from offset {offset} need more than the {} bytes of bufferViews[{}]",
+                        bytes.len(),
+                        view.value()
+                    ),
+                ));
+            }
+        }
+        for element in 0..count {
+            let base = offset + element * stride;
+            for column in 0..columns {
+                for row in 0..rows {
+                    let at = base + column * column_stride + row * csize;
+                    let value = component(bytes, at, ct, normalized)
+                        .ok_or_else(|| GltfError::invalid(&path, "read past the view"))?;
+                    values[element * components + column * rows + row] = value;
+                }
+            }
+        }
+    }
+    if let Some(sparse) = &accessor.sparse {
+        let sparse_path = format!("{path}.sparse");
+        let sparse_count = to_usize(sparse.count.0, &sparse_path)?;
+        if sparse_count > count {
+            return Err(GltfError::invalid(
+                format!("{sparse_path}.count"),
+                format!("{sparse_count} exceeds the accessor's count {count}"),
+            ));
+        }
+        let index_ct = checked(
+            &sparse.indices.component_type,
+            &sparse_path,
+            "componentType",
+        )?
+        .0;
+        let (index_bytes, _) = view_bytes(root, buffers, sparse.indices.buffer_view.value())?;
+        let index_offset = to_usize(sparse.indices.byte_offset.0, &sparse_path)?;
+        let (value_bytes, _) = view_bytes(root, buffers, sparse.values.buffer_view.value())?;
+        let value_offset = to_usize(sparse.values.byte_offset.0, &sparse_path)?;
+        let mut previous: Option<usize> = None;
+        for i in 0..sparse_count {
+            let at = index_offset + i * component_bytes(index_ct);
+            let target = component(index_bytes, at, index_ct, false).ok_or_else(|| {
+                GltfError::invalid(
+                    format!("{sparse_path}.indices"),
+                    format!("index {i} lies past the end of its buffer view"),
+                )
+            })? as usize;
+            if target >= count || previous.is_some_and(|p| target <= p) {
+                return Err(GltfError::invalid(
+                    format!("{sparse_path}.indices[{i}]"),
+                    format!("element {target} is not increasing or not below the count {count}"),
+                ));
+            }
+            previous = Some(target);
+            for column in 0..columns {
+                for row in 0..rows {
+                    let at =
+                        value_offset + i * element_bytes + column * column_stride + row * csize;
+                    let value = component(value_bytes, at, ct, normalized).ok_or_else(|| {
+                        GltfError::invalid(
+                            format!("{sparse_path}.values"),
+                            format!("value {i} lies past the end of its buffer view"),
+                        )
+                    })?;
+                    values[target * components + column * rows + row] = value;
+                }
+            }
+        }
+    }
+    if let Some(at) = values.iter().position(|v| !v.is_finite()) {
+        return Err(GltfError::invalid(
+            &path,
+            format!(
+                "element {} component {} is {} (NaN or infinite)",
+                at / components,
+                at % components,
+                values[at]
+            ),
+        ));
+    }
+    Ok(AccessorData {
+        components,
+        component_type: ct,
+        normalized,
+        values,
+    })
+}
+
+/// Reads the accessor and checks its type against `allowed` (type, component types,
+/// normalized) with a message naming both.
+pub(crate) fn read_typed(
+    root: &Root,
+    buffers: &[Vec<u8>],
+    index: usize,
+    context: &str,
+    ty: Type,
+    allowed: &[(ComponentType, bool)],
+) -> Result<AccessorData> {
+    let accessor = root
+        .accessors
+        .get(index)
+        .ok_or_else(|| GltfError::invalid(context, format!("accessor {index} does not exist")))?;
+    let path = format!("{context} -> accessors[{index}]");
+    let found_ty = checked(&accessor.type_, &path, "type")?;
+    let found_ct = checked(&accessor.component_type, &path, "componentType")?.0;
+    if found_ty != ty {
+        return Err(GltfError::invalid(
+            &path,
+            format!("type {found_ty:?}, expected {ty:?}"),
+        ));
+    }
+    if !allowed.contains(&(found_ct, accessor.normalized)) {
+        let list: Vec<String> = allowed
+            .iter()
+            .map(|(ct, n)| {
+                format!(
+                    "{}{}",
+                    component_name(*ct),
+                    if *n { " normalized" } else { "" }
+                )
+            })
+            .collect();
+        return Err(GltfError::invalid(
+            &path,
+            format!(
+                "componentType {}{} is not allowed here (expected {})",
+                component_name(found_ct),
+                if accessor.normalized {
+                    " normalized"
+                } else {
+                    ""
+                },
+                list.join(", ")
+            ),
+        ));
+    }
+    read(root, buffers, index, context)
+}

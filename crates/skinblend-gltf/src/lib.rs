@@ -1,0 +1,37 @@
+//! glTF 2.0 in and out for `skinblend`.
+//!
+//! Loads `.gltf` (external buffers, data: URIs) and `.glb` files with the `gltf` crate's JSON
+//! model and validation, reading buffers itself; builds the scene graph (parent-first), skins,
+//! influences from every `JOINTS_n`/`WEIGHTS_n` set, morph targets, sparse and quantized
+//! accessors; samples animations (STEP, LINEAR, CUBICSPLINE) at a time in seconds; builds
+//! palettes `world_from_joint · joint_from_bind` with each joint's bind origin as the DQS
+//! residual center; skins every skinned node with any method of the core; and writes the posed
+//! scene to `.glb`, `.gltf` or `.obj`, keeping everything else.
+//!
+//! # Conventions
+//! - glam types; column vectors, `v' = M · v`; column-major; translation in the last column
+//!   (glTF's convention). Quaternions `(x, y, z, w)`.
+//! - Transforms are named `X_from_Y`; times are `time_s` (seconds).
+//! - Skinned output is in the space of the scene: the skinned mesh node's own transform is
+//!   ignored, as the glTF specification says.
+//!
+//! # Use
+//!
+//! # Panics
+//! No public function panics on file data: bad input is a [`GltfError`] naming the JSON path.
+#![warn(missing_docs)]
+
+pub mod accessor;
+mod container;
+mod error;
+pub mod export;
+pub mod info;
+mod model;
+mod pose;
+
+pub use error::{GltfError, Result};
+pub use model::{
+    Animation, Channel, ChannelPath, Interp, Mesh, Model, MorphTarget, Node, Primitive, Repairs,
+    Sampler, Skin, Trs, MAX_NODE_DEPTH, SUPPORTED_REQUIRED_EXTENSIONS,
+};
+pub use pose::{method_names, morphed, parse_method, sample, Pose, PosedNode, PosedPrimitive};
