@@ -365,12 +365,17 @@ fn posed_document(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<(Va
     }
 
     // 3. Posed meshes.
-    let mut mesh_users: BTreeMap<usize, usize> = BTreeMap::new();
-    for node in &model.nodes {
+    // A mesh only posed nodes use is rewritten in place by the first of them; any other posed
+    // user, or a posed user of a mesh a static node also shows, gets a copy.
+    let mut shared_with_static: BTreeSet<usize> = BTreeSet::new();
+    for (n, node) in model.nodes.iter().enumerate() {
         if let Some(m) = node.mesh {
-            *mesh_users.entry(m).or_default() += 1;
+            if !posed.iter().any(|p| p.node == n) {
+                shared_with_static.insert(m);
+            }
         }
     }
+    let mut rewritten: BTreeSet<usize> = BTreeSet::new();
     let mut dropped_targets: BTreeSet<usize> = BTreeSet::new();
     for item in posed {
         dropped_targets.insert(item.node);
@@ -390,7 +395,8 @@ fn posed_document(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<(Va
         }
     }
     for item in posed {
-        let mesh_index = if mesh_users.get(&item.mesh).copied().unwrap_or(0) > 1 {
+        let mesh_index = if shared_with_static.contains(&item.mesh) || !rewritten.insert(item.mesh)
+        {
             let copy = document["meshes"][item.mesh].clone();
             push_value(&mut document, "meshes", copy)
         } else {

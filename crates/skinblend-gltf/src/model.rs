@@ -118,6 +118,9 @@ pub struct Primitive {
     pub influence_report: InfluenceBuildReport,
     /// Number of JOINTS_n/WEIGHTS_n sets.
     pub influence_sets: usize,
+    /// The largest joint index any JOINTS_n names (zero weights included), as
+    /// `(joint, vertex, set)` of its first occurrence; `None` without JOINTS_0.
+    pub max_joint_index: Option<(usize, usize, usize)>,
     /// Morph targets.
     pub targets: Vec<MorphTarget>,
 }
@@ -910,6 +913,7 @@ fn load_primitive(
     let mut lists: Vec<Vec<(u16, f32)>> = Vec::new();
     // Every joint index must address the skin, even under a zero weight (as the spec says).
     let mut max_joint = 0usize;
+    let mut max_joint_index: Option<(usize, usize, usize)> = None;
     loop {
         let set = sets as u32;
         let joints_index = attribute(primitive, Semantic::Joints(set));
@@ -975,7 +979,10 @@ fn load_primitive(
                 }
                 // Zero weights carry no influence; files pad unused slots with joint 0, which
                 // is not a repeated joint worth reporting.
-                max_joint = max_joint.max(joint as usize);
+                if max_joint_index.is_none() || joint as usize > max_joint {
+                    max_joint = joint as usize;
+                    max_joint_index = Some((max_joint, v, sets));
+                }
                 if weight > 0.0 {
                     list.push((joint as u16, weight as f32));
                 }
@@ -1033,6 +1040,7 @@ fn load_primitive(
         influences,
         influence_report,
         influence_sets: sets,
+        max_joint_index,
         targets,
     })
 }
@@ -1055,22 +1063,16 @@ fn check_skinned_nodes(nodes: &[Node], skins: &[Skin], meshes: &[Mesh]) -> Resul
                     format!("missing, but nodes[{n}] skins this mesh with skins[{s}]"),
                 ));
             };
-            if influences.joint_count() > skin.joints.len() {
-                let k = influences.influences_per_vertex();
-                let at = influences
-                    .joints()
-                    .iter()
-                    .position(|&j| usize::from(j) >= skin.joints.len())
-                    .unwrap_or(0);
-                return Err(GltfError::invalid(
-                    format!("meshes[{m}].primitives[{p}].attributes[\"JOINTS_{}\"]", (at % k) / 4),
-                    format!(
-                        "vertex {} names joint {}, but skins[{s}] (used by nodes[{n}]) has {} joints",
-                        at / k,
-                        influences.joints()[at],
-                        skin.joints.len()
-                    ),
-                ));
+            if let Some((joint, vertex, set)) = primitive.max_joint_index {
+                if joint >= skin.joints.len() || influences.joint_count() > skin.joints.len() {
+                    return Err(GltfError::invalid(
+                        format!("meshes[{m}].primitives[{p}].attributes[\"JOINTS_{set}\"]"),
+                        format!(
+                            "vertex {vertex} names joint {joint}, but skins[{s}] (used by nodes[{n}]) has {} joints",
+                            skin.joints.len()
+                        ),
+                    ));
+                }
             }
         }
     }

@@ -230,7 +230,14 @@ impl Model {
     #[must_use]
     pub fn bind_palette(&self, skin: usize) -> Vec<Mat4> {
         self.skins.get(skin).map_or_else(Vec::new, |s| {
-            s.joint_from_bind.iter().map(|m| m.inverse() * *m).collect()
+            s.joint_from_bind
+                .iter()
+                .map(|m| {
+                    // An affine inverse keeps the last row exactly [0, 0, 0, 1].
+                    let bind_from_joint = Mat4::from(glam::Affine3A::from_mat4(*m).inverse());
+                    bind_from_joint * *m
+                })
+                .collect()
         })
     }
 
