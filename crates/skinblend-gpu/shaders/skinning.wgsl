@@ -1,0 +1,133 @@
+// skinblend WGSL skinning library: the functions the compute kernels run, for your own shaders.
+//
+// Conventions (the same as the Rust crates): column vectors, v' = M v. A 3x4 affine map is a
+// `SkinAffine` holding its three ROWS, so p' = (dot(row0, (p, 1)), dot(row1, (p, 1)),
+// dot(row2, (p, 1))). Quaternions are (x, y, z, w). A dual quaternion is (real, dual) with
+// dual = 1/2 (0, t) real: rotate by `real`, then translate by t.
+//
+// This file declares no bindings. `linear.wgsl` and `dual_quat.wgsl` read a palette global that
+// the including shader declares (the Rust functions `linear_skinning_wgsl(group, binding)` and
+// `dual_quat_skinning_wgsl(group, binding)` emit the declaration and both files for you).
+
+// A 3x4 affine map stored as its three rows: 48 bytes, 16-byte aligned. The LBS palette is an
+// array of these (one skin matrix world_from_joint * joint_from_bind per joint).
+struct SkinAffine {
+    row0: vec4<f32>,
+    row1: vec4<f32>,
+    row2: vec4<f32>,
+}
+
+// One joint of a DQS palette: 96 bytes (80 used, the struct rounds up to its 16-byte alignment).
+// `real`, `dual`: the rigid part of the joint's Gram-Schmidt split, a unit dual quaternion.
+// `residual`: the residual affine map p -> S p + (c - S c) about the joint's center c (the
+// identity for a rigid joint). `rigid`: 1 when the residual is the identity within the rigid
+// tolerance (it is then skipped exactly as on the CPU), 0 otherwise.
+struct SkinDualQuatJoint {
+    real: vec4<f32>,
+    dual: vec4<f32>,
+    residual: SkinAffine,
+    rigid: u32,
+}
+
+// A 3x3 whose determinant is at most this fraction of (largest column length)^3 is singular for
+// the normal transform (the same threshold as the CPU kernels' SINGULAR_RELATIVE).
+const SKIN_SINGULAR_RELATIVE: f32 = 1e-6;
+
+// The largest finite f32: a length above it (infinity) cannot be normalized.
+const SKIN_F32_MAX: f32 = 3.40282347e38;
+
+// The all-zero map, the start of a blend.
+fn skin_affine_zero() -> SkinAffine {
+    return SkinAffine(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+}
+
+// The identity map.
+fn skin_affine_identity() -> SkinAffine {
+    return SkinAffine(
+        vec4<f32>(1.0, 0.0, 0.0, 0.0),
+        vec4<f32>(0.0, 1.0, 0.0, 0.0),
+        vec4<f32>(0.0, 0.0, 1.0, 0.0),
+    );
+}
+
+// sum + weight * m, entry by entry (a linear blend step).
+fn skin_affine_add_scaled(sum: SkinAffine, m: SkinAffine, weight: f32) -> SkinAffine {
+    return SkinAffine(sum.row0 + m.row0 * weight, sum.row1 + m.row1 * weight, sum.row2 + m.row2 * weight);
+}
+
+// Applies the map to a point.
+fn skin_affine_point(m: SkinAffine, p: vec3<f32>) -> vec3<f32> {
+    let h = vec4<f32>(p, 1.0);
+    return vec3<f32>(dot(m.row0, h), dot(m.row1, h), dot(m.row2, h));
+}
+
+// The 3x3 linear part as a WGSL matrix (WGSL matrices are column-major).
+fn skin_affine_matrix3(m: SkinAffine) -> mat3x3<f32> {
+    return transpose(mat3x3<f32>(m.row0.xyz, m.row1.xyz, m.row2.xyz));
+}
+
+// det(a) as z . (x cross y), the same expression as glam's.
+fn skin_determinant(a: mat3x3<f32>) -> f32 {
+    return dot(a[2], cross(a[0], a[1]));
+}
+
+// The normal matrix of `a`: its inverse transpose up to a positive factor (the cofactor matrix
+// times the sign of the determinant), and whether `a` is singular (then the cofactor itself, the
+// limit direction of det * a^-T, whose sign is unknowable).
+struct SkinNormalMatrix {
+    matrix: mat3x3<f32>,
+    singular: bool,
+}
+
+fn skin_normal_matrix(a: mat3x3<f32>) -> SkinNormalMatrix {
+    let c0 = a[0];
+    let c1 = a[1];
+    let c2 = a[2];
+    let cofactor = mat3x3<f32>(cross(c1, c2), cross(c2, c0), cross(c0, c1));
+    let det = dot(c0, cofactor[0]);
+    let largest = max(length(c0), max(length(c1), length(c2)));
+    if abs(det) <= SKIN_SINGULAR_RELATIVE * largest * largest * largest {
+        return SkinNormalMatrix(cofactor, true);
+    }
+    if det < 0.0 {
+        return SkinNormalMatrix(cofactor * -1.0, false);
+    }
+    return SkinNormalMatrix(cofactor, false);
+}
+
+// `v` normalized, or `fallback` when its length is zero or not finite (glam's try_normalize).
+fn skin_normalize_or(v: vec3<f32>, fallback: vec3<f32>) -> vec3<f32> {
+    let len = length(v);
+    if len > 0.0 && len <= SKIN_F32_MAX {
+        return v * (1.0 / len);
+    }
+    return fallback;
+}
+
+// Applies a dual quaternion (unit real part) to a point: Kavan et al.'s form
+// p + 2 v x (v x p + w p) + 2 (w ve - we v + v x ve), with real = (v, w), dual = (ve, we).
+fn skin_dual_quat_point(real: vec4<f32>, dual: vec4<f32>, p: vec3<f32>) -> vec3<f32> {
+    let v = real.xyz;
+    let w = real.w;
+    let ve = dual.xyz;
+    let we = dual.w;
+    let rotated = p + 2.0 * cross(v, cross(v, p) + w * p);
+    return rotated + 2.0 * (w * ve - we * v + cross(v, ve));
+}
+
+// Rotates a direction by a unit quaternion.
+fn skin_quat_rotate(real: vec4<f32>, d: vec3<f32>) -> vec3<f32> {
+    let v = real.xyz;
+    return d + 2.0 * cross(v, cross(v, d) + real.w * d);
+}
+
+// The index (0-3) of the heaviest of four weights; ties keep the lowest slot.
+fn skin_pivot4(weights: vec4<f32>) -> u32 {
+    var pivot = 0u;
+    for (var slot = 1u; slot < 4u; slot += 1u) {
+        if weights[slot] > weights[pivot] {
+            pivot = slot;
+        }
+    }
+    return pivot;
+}

@@ -1,0 +1,55 @@
+//! GPU skinning with wgpu: linear blend (LBS) and dual quaternion (DQS) compute kernels with
+//! the same results as the `skinblend` CPU kernels, and the same WGSL functions for your own
+//! vertex shaders.
+//!
+//! # Use
+//! ```no_run
+//! use skinblend::{fixtures, prepare, Method, SkinInput, SkinOptions};
+//! use skinblend_gpu::GpuSkinner;
+//!
+//! let rig = fixtures::twist_coarse();
+//! let input = SkinInput::new(&rig.positions, Some(&rig.normals), Some(&rig.tangents), &rig.influences)?;
+//! let gpu = GpuSkinner::new()?;                 // a clear error, not a panic, without a GPU
+//! let mut mesh = gpu.upload(&input)?;            // once per mesh
+//! let options = SkinOptions { method: Method::DualQuaternion, ..SkinOptions::default() };
+//! let palette = prepare(&rig.palette(180.0), Some(&rig.joint_centers), &options)?; // per frame
+//! gpu.skin(&mut mesh, &palette)?;                // one dispatch; bind mesh.output_buffer()
+//! let skinned = gpu.read_back(&mesh)?;           // or read it back (tests, the CLI)
+//! assert_eq!(skinned.positions.len(), rig.positions.len());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Conventions (as the core crate)
+//! glam types; column vectors, `v' = M v`; column-major on the CPU, 3x4 matrices as three rows on
+//! the GPU (see [`GpuLinearJoint`]); quaternions `(x, y, z, w)`; dual quaternion
+//! `dual = ½ (0, t) real`.
+//!
+//! # What runs where
+//! Per mesh, once: positions, normals, tangents and influences (any `k`) are uploaded. Per
+//! frame: the palette is prepared on the CPU by [`skinblend::prepare`] (for DQS the core's own
+//! rigid/residual split, so both paths share one definition), only it is uploaded (48 bytes per
+//! joint for LBS, 96 for DQS), and one compute pass skins the whole mesh into an interleaved
+//! vertex buffer. Per-vertex semantics are those of the CPU scalar kernels: pivot = heaviest
+//! influence (ties: lowest slot), sign alignment, residual blend, normals by the inverse
+//! transpose through the cofactor (singular ones counted), tangents with handedness, weights
+//! summing to zero passed through. Diagnostics are counted on the GPU with atomics.
+//!
+//! # Errors and limits
+//! No public function panics on data or a missing GPU: see [`GpuError`]. Buffers are checked
+//! against the device's `max_buffer_size`; a mesh above the storage binding size or the
+//! workgroup-count limit is skinned by several dispatches in one pass.
+#![warn(missing_docs)]
+
+pub mod bench;
+mod error;
+mod palette;
+mod skinner;
+pub mod wgsl;
+
+pub use error::GpuError;
+pub use palette::{GpuDualQuatJoint, GpuLinearJoint, GpuPalette};
+pub use skinner::{GpuMesh, GpuOptions, GpuSkinner, OutputLayout, WORKGROUP_SIZE};
+pub use wgsl::{dual_quat_skinning_wgsl, linear_skinning_wgsl};
+
+/// Re-export of the wgpu version in this crate's public API.
+pub use wgpu;

@@ -1,0 +1,75 @@
+//! The WGSL skinning functions, for the compute kernels and for your own vertex shaders.
+//!
+//! The text is the same the compute kernels run (they are built from these strings), so what
+//! the tests prove for the kernels holds for a shader that includes them.
+//!
+//! # Binding layout for your shader
+//! [`linear_skinning_wgsl`]`(group, binding)` declares
+//! `@group(group) @binding(binding) var<storage, read> skin_linear_palette: array<SkinAffine>;`
+//! — a read-only storage buffer, visible to the stage that calls the functions (e.g.
+//! `ShaderStages::VERTEX`), holding one [`crate::GpuLinearJoint`] (48 bytes) per joint; fill it
+//! with [`crate::GpuPalette::from_prepared`] from a palette prepared for [`skinblend::Method::Linear`].
+//! [`dual_quat_skinning_wgsl`]`(group, binding)` declares `skin_dual_quat_palette:
+//! array<SkinDualQuatJoint>` the same way, one [`crate::GpuDualQuatJoint`] (96 bytes) per joint,
+//! from a palette prepared for [`skinblend::Method::DualQuaternion`].
+//!
+//! # Functions (see the `.wgsl` files in `shaders/` for each contract)
+//! - LBS: `skin_linear_blend4(joints: vec4<u32>, weights: vec4<f32>) -> SkinAffine`, then
+//!   `skin_affine_point(m, p)`, `skin_linear_normal(m, n)`, `skin_linear_tangent(m, t)`; any k:
+//!   `skin_linear_add(sum, joint, weight)` from `skin_affine_zero()`.
+//! - DQS: `skin_dual_quat_blend4(joints, weights) -> SkinDualQuatBlend`, then
+//!   `skin_dual_quat_blend_point(b, p)`, `skin_dual_quat_blend_normal(b, n)`,
+//!   `skin_dual_quat_blend_tangent(b, t)`; any k: `skin_dual_quat_begin`, `skin_dual_quat_add`,
+//!   `skin_dual_quat_add_residual`, `skin_dual_quat_finish`.
+//!
+//! Every name this library declares starts with `skin_`, `Skin` or `SKIN_`.
+
+/// Structs and helpers shared by both methods; declares no bindings.
+pub const SKINNING_WGSL: &str = include_str!("../shaders/skinning.wgsl");
+/// LBS functions; need [`SKINNING_WGSL`] and a `skin_linear_palette` declaration.
+pub const LINEAR_WGSL: &str = include_str!("../shaders/linear.wgsl");
+/// DQS functions; need [`SKINNING_WGSL`] and a `skin_dual_quat_palette` declaration.
+pub const DUAL_QUAT_WGSL: &str = include_str!("../shaders/dual_quat.wgsl");
+
+pub(crate) const COMPUTE_WGSL: &str = include_str!("../shaders/compute.wgsl");
+pub(crate) const COMPUTE_LINEAR_WGSL: &str = include_str!("../shaders/compute_linear.wgsl");
+pub(crate) const COMPUTE_DUAL_QUAT_WGSL: &str = include_str!("../shaders/compute_dual_quat.wgsl");
+
+/// The binding of the palette in the compute kernels (see `shaders/compute.wgsl`).
+pub(crate) const COMPUTE_PALETTE_BINDING: u32 = 8;
+
+/// WGSL source with the LBS palette declared at `@group(group) @binding(binding)` and every LBS
+/// function; append your entry points. Allocates the string.
+#[must_use]
+pub fn linear_skinning_wgsl(group: u32, binding: u32) -> String {
+    format!(
+        "@group({group}) @binding({binding}) var<storage, read> skin_linear_palette: array<SkinAffine>;\n\
+         {SKINNING_WGSL}\n{LINEAR_WGSL}\n"
+    )
+}
+
+/// WGSL source with the DQS palette declared at `@group(group) @binding(binding)` and every DQS
+/// function; append your entry points. Allocates the string.
+#[must_use]
+pub fn dual_quat_skinning_wgsl(group: u32, binding: u32) -> String {
+    format!(
+        "@group({group}) @binding({binding}) var<storage, read> skin_dual_quat_palette: array<SkinDualQuatJoint>;\n\
+         {SKINNING_WGSL}\n{DUAL_QUAT_WGSL}\n"
+    )
+}
+
+/// The LBS compute module's source.
+pub(crate) fn compute_linear_source() -> String {
+    format!(
+        "{}\n{COMPUTE_WGSL}\n{COMPUTE_LINEAR_WGSL}",
+        linear_skinning_wgsl(0, COMPUTE_PALETTE_BINDING)
+    )
+}
+
+/// The DQS compute module's source.
+pub(crate) fn compute_dual_quat_source() -> String {
+    format!(
+        "{}\n{COMPUTE_WGSL}\n{COMPUTE_DUAL_QUAT_WGSL}",
+        dual_quat_skinning_wgsl(0, COMPUTE_PALETTE_BINDING)
+    )
+}

@@ -1,0 +1,581 @@
+//! The GPU kernels against the CPU scalar reference: every core fixture at the evidence angles,
+//! the antipodal (negated dual quaternion) palettes, random rigs with 1, 2, 4 and 8 influences,
+//! split dispatches, diagnostics, and the errors.
+//!
+//! Without an adapter these tests print why and pass, unless `SKINBLEND_REQUIRE_GPU=1` (CI sets
+//! it, with lavapipe installed), in which case they fail.
+
+use glam::{Mat4, Quat, Vec3, Vec4};
+use skinblend::{
+    evidence, fixtures, prepare, skin_into, DualQuat, Influences, Method, PreparedPalette,
+    SkinError, SkinInput, SkinOptions, SkinOutputs, Skinned,
+};
+use skinblend_gpu::{GpuError, GpuOptions, GpuSkinner};
+
+/// GPU against CPU, relative: both are f32 with a different operation order (and FMA on the
+/// GPU), a few dozen operations deep; 1e-5 is about a hundred f32 ulps, well above that
+/// round-off and far below any semantic difference (a wrong sign, pivot or residual moves a
+/// vertex by a sizeable fraction of the mesh).
+const GPU_VS_CPU: f32 = 1e-5;
+
+const METHODS: [Method; 2] = [Method::Linear, Method::DualQuaternion];
+
+/// The skinner, or `None` (with a message) when there is no adapter and the GPU is not required.
+fn gpu(options: GpuOptions) -> Option<GpuSkinner> {
+    match GpuSkinner::with_options(options) {
+        Ok(gpu) => Some(gpu),
+        Err(error) => {
+            let required = std::env::var("SKINBLEND_REQUIRE_GPU").is_ok_and(|v| v == "1");
+            assert!(
+                !required,
+                "SKINBLEND_REQUIRE_GPU=1 but no GPU skinner: {error}"
+            );
+            eprintln!("skipping GPU test: {error} (set SKINBLEND_REQUIRE_GPU=1 to fail instead)");
+            None
+        }
+    }
+}
+
+fn cpu(input: &SkinInput<'_>, palette: &PreparedPalette) -> Skinned {
+    let n = input.vertex_count();
+    let mut positions = vec![Vec3::ZERO; n];
+    let mut normals = input.normals().map(|_| vec![Vec3::ZERO; n]);
+    let mut tangents = input.tangents().map(|_| vec![Vec4::ZERO; n]);
+    let diagnostics = skin_into(
+        input,
+        palette,
+        SkinOutputs {
+            positions: &mut positions,
+            normals: normals.as_deref_mut(),
+            tangents: tangents.as_deref_mut(),
+        },
+    )
+    .expect("CPU skinning");
+    Skinned {
+        positions,
+        normals,
+        tangents,
+        diagnostics,
+    }
+}
+
+/// The largest |gpu − cpu| / max(|cpu|, scale) over all vertices and attributes; `scale` is the
+/// mesh's size for positions (so points near the origin are judged against the mesh, not
+/// against zero) and 1 for the unit normals and tangents.
+fn max_relative(gpu: &Skinned, cpu: &Skinned, scale: f32) -> f32 {
+    let mut worst = 0f32;
+    let rel = |a: Vec4, b: Vec4, floor: f32| (a - b).length() / b.length().max(floor);
+    for (g, c) in gpu.positions.iter().zip(&cpu.positions) {
+        worst = worst.max(rel(g.extend(0.0), c.extend(0.0), scale));
+    }
+    if let (Some(g), Some(c)) = (&gpu.normals, &cpu.normals) {
+        for (g, c) in g.iter().zip(c) {
+            worst = worst.max(rel(g.extend(0.0), c.extend(0.0), 1.0));
+        }
+    }
+    if let (Some(g), Some(c)) = (&gpu.tangents, &cpu.tangents) {
+        for (g, c) in g.iter().zip(c) {
+            worst = worst.max(rel(*g, *c, 1.0));
+        }
+    }
+    worst
+}
+
+fn mesh_scale(positions: &[Vec3]) -> f32 {
+    positions
+        .iter()
+        .fold(0f32, |m, p| m.max(p.length()))
+        .max(1e-6)
+}
+
+/// Skins on both and asserts agreement (attributes, lengths and diagnostics); returns the
+/// largest relative difference.
+fn compare(gpu: &GpuSkinner, input: &SkinInput<'_>, palette: &PreparedPalette, what: &str) -> f32 {
+    let mut mesh = gpu.upload(input).expect("upload");
+    let on_gpu = gpu
+        .skin_and_read_back(&mut mesh, palette)
+        .expect("GPU skinning");
+    let on_cpu = cpu(input, palette);
+    assert_eq!(on_gpu.positions.len(), on_cpu.positions.len(), "{what}");
+    assert_eq!(on_gpu.normals.is_some(), on_cpu.normals.is_some(), "{what}");
+    assert_eq!(
+        on_gpu.tangents.is_some(),
+        on_cpu.tangents.is_some(),
+        "{what}"
+    );
+    assert_eq!(
+        on_gpu.diagnostics, on_cpu.diagnostics,
+        "{what}: diagnostics"
+    );
+    let worst = max_relative(&on_gpu, &on_cpu, mesh_scale(input.positions()));
+    assert!(
+        worst <= GPU_VS_CPU,
+        "{what}: GPU differs from CPU by {worst:e} relative (allowed {GPU_VS_CPU:e})"
+    );
+    worst
+}
+
+#[test]
+fn every_fixture_at_every_evidence_angle_matches_the_cpu() {
+    let Some(gpu) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    let mut worst = 0f32;
+    let mut cases = 0;
+    for fixture in fixtures::all() {
+        let input = SkinInput::new(
+            &fixture.positions,
+            Some(&fixture.normals),
+            Some(&fixture.tangents),
+            &fixture.influences,
+        )
+        .expect("fixture input");
+        for &angle_deg in evidence::angles_deg(&fixture) {
+            for method in METHODS {
+                let options = SkinOptions {
+                    method,
+                    ..SkinOptions::default()
+                };
+                let palette = prepare(
+                    &fixture.palette(angle_deg),
+                    Some(&fixture.joint_centers),
+                    &options,
+                )
+                .expect("palette");
+                let what = format!("{} at {angle_deg}° with {}", fixture.name, method.name());
+                worst = worst.max(compare(&gpu, &input, &palette, &what));
+                cases += 1;
+            }
+        }
+    }
+    assert!(
+        cases >= 30,
+        "only {cases} cases: fixtures or angles missing"
+    );
+    println!("fixtures: {cases} cases, max relative GPU vs CPU difference {worst:e}");
+}
+
+#[test]
+fn shear_cap_has_residuals_and_singular_lbs_normals_on_both() {
+    let Some(gpu) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    // The test above would pass vacuously if the residual path never ran: make sure it does.
+    let fixture = fixtures::shear_cap();
+    let input = SkinInput::new(
+        &fixture.positions,
+        Some(&fixture.normals),
+        Some(&fixture.tangents),
+        &fixture.influences,
+    )
+    .expect("input");
+    let options = SkinOptions {
+        method: Method::DualQuaternion,
+        ..SkinOptions::default()
+    };
+    let palette = prepare(
+        &fixture.palette(90.0),
+        Some(&fixture.joint_centers),
+        &options,
+    )
+    .expect("palette");
+    assert!(palette.non_rigid_joints() > 0);
+    let mut mesh = gpu.upload(&input).expect("upload");
+    let skinned = gpu.skin_and_read_back(&mut mesh, &palette).expect("skin");
+    assert!(skinned.diagnostics.non_rigid_joints > 0);
+    compare(&gpu, &input, &palette, "shear_cap DQS at 90°");
+
+    // LBS at the 180° twist: the joint ring's blended 3x3 is singular, counted on both sides.
+    let twist = fixtures::twist_coarse();
+    let input = SkinInput::new(
+        &twist.positions,
+        Some(&twist.normals),
+        Some(&twist.tangents),
+        &twist.influences,
+    )
+    .expect("input");
+    let palette = prepare(&twist.palette(180.0), None, &SkinOptions::default()).expect("palette");
+    let mut mesh = gpu.upload(&input).expect("upload");
+    let skinned = gpu.skin_and_read_back(&mut mesh, &palette).expect("skin");
+    assert_eq!(
+        skinned.diagnostics.singular_normal_matrices,
+        twist.joint_ring.len()
+    );
+}
+
+/// A random rigid motion from a small deterministic generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f32 {
+        // xorshift64*: deterministic, no dependency.
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let bits = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40;
+        bits as f32 / (1u64 << 24) as f32
+    }
+
+    fn range(&mut self, low: f32, high: f32) -> f32 {
+        low + (high - low) * self.next()
+    }
+
+    fn unit(&mut self) -> Vec3 {
+        loop {
+            let v = Vec3::new(
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+            );
+            if let Some(u) = v.try_normalize() {
+                if v.length() > 0.1 {
+                    return u;
+                }
+            }
+        }
+    }
+
+    fn rotation(&mut self) -> Quat {
+        Quat::from_axis_angle(self.unit(), self.range(-3.1, 3.1))
+    }
+}
+
+struct RandomRig {
+    positions: Vec<Vec3>,
+    normals: Vec<Vec3>,
+    tangents: Vec<Vec4>,
+    influences: Influences,
+    palette: Vec<Mat4>,
+    centers: Vec<Vec3>,
+}
+
+/// `vertices` vertices with `k` influences over `joints` joints; some vertices unweighted, some
+/// slots zero; the palette mixes rigid, scaled, sheared and mirrored joints when `non_rigid`.
+fn random_rig(seed: u64, vertices: usize, k: usize, joints: usize, non_rigid: bool) -> RandomRig {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut joint_indices = Vec::with_capacity(vertices * k);
+    let mut weights = Vec::with_capacity(vertices * k);
+    let mut positions = Vec::with_capacity(vertices);
+    let mut normals = Vec::with_capacity(vertices);
+    let mut tangents = Vec::with_capacity(vertices);
+    for v in 0..vertices {
+        positions.push(Vec3::new(
+            rng.range(-1.0, 1.0),
+            rng.range(0.0, 2.0),
+            rng.range(-1.0, 1.0),
+        ));
+        let normal = rng.unit();
+        normals.push(normal);
+        let tangent = normal.any_orthonormal_vector();
+        tangents.push(tangent.extend(if rng.next() < 0.5 { 1.0 } else { -1.0 }));
+        let unweighted = v % 97 == 13;
+        for slot in 0..k {
+            joint_indices.push((rng.next() * joints as f32) as u16 % joints as u16);
+            let zero = unweighted || (slot > 0 && rng.next() < 0.2);
+            weights.push(if zero { 0.0 } else { rng.range(0.01, 1.0) });
+        }
+    }
+    let influences = Influences::new(k, joint_indices, weights, joints).expect("influences");
+    let mut palette = Vec::with_capacity(joints);
+    let mut centers = Vec::with_capacity(joints);
+    for j in 0..joints {
+        let rigid = Mat4::from_rotation_translation(
+            rng.rotation(),
+            Vec3::new(
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+            ),
+        );
+        let residual = if non_rigid {
+            match j % 4 {
+                0 => Mat4::IDENTITY,
+                1 => Mat4::from_scale(Vec3::new(1.5, 0.7, 1.2)),
+                2 => Mat4::from_cols(Vec4::X, Vec4::new(0.3, 1.0, 0.0, 0.0), Vec4::Z, Vec4::W),
+                _ => Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0)),
+            }
+        } else {
+            Mat4::IDENTITY
+        };
+        palette.push(rigid * residual);
+        centers.push(Vec3::new(0.0, j as f32 * 0.1, 0.0));
+    }
+    RandomRig {
+        positions,
+        normals,
+        tangents,
+        influences,
+        palette,
+        centers,
+    }
+}
+
+#[test]
+fn random_rigs_with_1_2_4_8_influences_match_the_cpu() {
+    let Some(gpu) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    let mut worst = 0f32;
+    for k in [1, 2, 4, 8] {
+        for non_rigid in [false, true] {
+            for renormalize in [true, false] {
+                let rig = random_rig(k as u64 * 31 + 7, 3000, k, 24, non_rigid);
+                let input = SkinInput::new(
+                    &rig.positions,
+                    Some(&rig.normals),
+                    Some(&rig.tangents),
+                    &rig.influences,
+                )
+                .expect("input");
+                for method in METHODS {
+                    let options = SkinOptions {
+                        method,
+                        renormalize,
+                        ..SkinOptions::default()
+                    };
+                    let palette =
+                        prepare(&rig.palette, Some(&rig.centers), &options).expect("palette");
+                    let what = format!(
+                        "k={k}, non_rigid={non_rigid}, renormalize={renormalize}, {}",
+                        method.name()
+                    );
+                    worst = worst.max(compare(&gpu, &input, &palette, &what));
+                }
+            }
+        }
+    }
+    println!("random rigs: max relative GPU vs CPU difference {worst:e}");
+}
+
+#[test]
+fn positions_only_and_normals_only_meshes_match_the_cpu() {
+    let Some(gpu) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    let rig = random_rig(5, 700, 3, 9, true);
+    for (normals, tangents) in [(false, false), (true, false), (false, true)] {
+        let input = SkinInput::new(
+            &rig.positions,
+            normals.then_some(&rig.normals[..]),
+            tangents.then_some(&rig.tangents[..]),
+            &rig.influences,
+        )
+        .expect("input");
+        for method in METHODS {
+            let options = SkinOptions {
+                method,
+                ..SkinOptions::default()
+            };
+            let palette = prepare(&rig.palette, Some(&rig.centers), &options).expect("palette");
+            let mut mesh = gpu.upload(&input).expect("upload");
+            let layout = mesh.output_layout();
+            assert_eq!(
+                layout.stride_bytes,
+                12 + 12 * u64::from(normals) + 16 * u64::from(tangents)
+            );
+            let skinned = gpu.skin_and_read_back(&mut mesh, &palette).expect("skin");
+            assert_eq!(skinned.normals.is_some(), normals);
+            assert_eq!(skinned.tangents.is_some(), tangents);
+            compare(
+                &gpu,
+                &input,
+                &palette,
+                &format!("normals={normals} tangents={tangents} {}", method.name()),
+            );
+        }
+    }
+}
+
+#[test]
+fn antipodal_dual_quaternions_match_the_cpu_and_count_sign_flips() {
+    let Some(gpu) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    let rig = random_rig(11, 2000, 4, 16, false);
+    let input = SkinInput::new(
+        &rig.positions,
+        Some(&rig.normals),
+        Some(&rig.tangents),
+        &rig.influences,
+    )
+    .expect("input");
+    let motions: Vec<DualQuat> = rig
+        .palette
+        .iter()
+        .map(|m| {
+            let (_, rotation, translation) = m.to_scale_rotation_translation();
+            DualQuat::from_rotation_translation(rotation, translation)
+        })
+        .collect();
+    // The same motions with every other joint stored with the opposite sign.
+    let negated: Vec<DualQuat> = motions
+        .iter()
+        .enumerate()
+        .map(|(j, dq)| if j % 2 == 1 { dq.negated() } else { *dq })
+        .collect();
+    let options = SkinOptions {
+        method: Method::DualQuaternion,
+        ..SkinOptions::default()
+    };
+    let plain = PreparedPalette::from_dual_quats(&motions, &options).expect("palette");
+    let flipped = PreparedPalette::from_dual_quats(&negated, &options).expect("palette");
+    compare(&gpu, &input, &plain, "dual quaternions as given");
+    compare(
+        &gpu,
+        &input,
+        &flipped,
+        "every other dual quaternion negated",
+    );
+
+    let mut mesh = gpu.upload(&input).expect("upload");
+    let a = gpu.skin_and_read_back(&mut mesh, &plain).expect("skin");
+    let b = gpu.skin_and_read_back(&mut mesh, &flipped).expect("skin");
+    assert!(b.diagnostics.sign_flips > 0, "negation must be seen");
+    // Storage sign does not change the result (up to f32 round-off of the negation-free sum).
+    let worst = max_relative(&b, &a, mesh_scale(&rig.positions));
+    assert!(
+        worst <= GPU_VS_CPU,
+        "sign changed the GPU result by {worst:e}"
+    );
+
+    // LBS from the same dual quaternions goes through the same palette path.
+    let linear = SkinOptions::default();
+    let linear_palette = PreparedPalette::from_dual_quats(&negated, &linear).expect("palette");
+    compare(
+        &gpu,
+        &input,
+        &linear_palette,
+        "LBS from negated dual quaternions",
+    );
+}
+
+#[test]
+fn split_dispatches_give_the_unsplit_result() {
+    let Some(whole) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    let Some(split) = gpu(GpuOptions {
+        max_vertices_per_dispatch: Some(256),
+        ..GpuOptions::default()
+    }) else {
+        return;
+    };
+    // 1000 vertices with k = 3: chunks of 256, the last partial, odd joint-slot counts.
+    let rig = random_rig(3, 1000, 3, 12, true);
+    let input = SkinInput::new(
+        &rig.positions,
+        Some(&rig.normals),
+        Some(&rig.tangents),
+        &rig.influences,
+    )
+    .expect("input");
+    for method in METHODS {
+        let options = SkinOptions {
+            method,
+            ..SkinOptions::default()
+        };
+        let palette = prepare(&rig.palette, Some(&rig.centers), &options).expect("palette");
+        let mut a = whole.upload(&input).expect("upload");
+        let mut b = split.upload(&input).expect("upload");
+        assert_eq!(a.dispatch_count(), 1);
+        assert_eq!(b.dispatch_count(), 4);
+        let a = whole.skin_and_read_back(&mut a, &palette).expect("skin");
+        let b = split.skin_and_read_back(&mut b, &palette).expect("skin");
+        // Every vertex is computed by the same code either way: bit-identical.
+        assert_eq!(a, b, "{}", method.name());
+        compare(&split, &input, &palette, "split dispatch");
+    }
+}
+
+#[test]
+fn reuses_a_mesh_across_frames_and_methods() {
+    let Some(gpu) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    let fixture = fixtures::twist_fine();
+    let input = SkinInput::new(
+        &fixture.positions,
+        Some(&fixture.normals),
+        Some(&fixture.tangents),
+        &fixture.influences,
+    )
+    .expect("input");
+    let mut mesh = gpu.upload(&input).expect("upload");
+    for angle_deg in [30.0, 170.0, 90.0] {
+        for method in [Method::DualQuaternion, Method::Linear] {
+            let options = SkinOptions {
+                method,
+                ..SkinOptions::default()
+            };
+            let palette = prepare(
+                &fixture.palette(angle_deg),
+                Some(&fixture.joint_centers),
+                &options,
+            )
+            .expect("palette");
+            let on_gpu = gpu.skin_and_read_back(&mut mesh, &palette).expect("skin");
+            let on_cpu = cpu(&input, &palette);
+            let worst = max_relative(&on_gpu, &on_cpu, mesh_scale(&fixture.positions));
+            assert!(
+                worst <= GPU_VS_CPU,
+                "frame {angle_deg}° {}: {worst:e}",
+                method.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_short_palette_is_an_error_not_a_panic() {
+    let Some(gpu) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    let rig = random_rig(1, 10, 2, 5, false);
+    let input = SkinInput::new(&rig.positions, None, None, &rig.influences).expect("input");
+    let mut mesh = gpu.upload(&input).expect("upload");
+    let palette = prepare(&rig.palette[..3], None, &SkinOptions::default()).expect("palette");
+    let error = gpu
+        .skin(&mut mesh, &palette)
+        .expect_err("palette too short");
+    assert_eq!(
+        error,
+        GpuError::Skin(SkinError::PaletteLength {
+            expected: 5,
+            found: 3
+        })
+    );
+    assert_eq!(gpu.read_back(&mesh), Err(GpuError::NothingSkinned));
+}
+
+#[test]
+fn an_empty_mesh_skins_to_nothing() {
+    let Some(gpu) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    let influences = Influences::new(4, Vec::new(), Vec::new(), 2).expect("influences");
+    let input = SkinInput::new(&[], None, None, &influences).expect("input");
+    let mut mesh = gpu.upload(&input).expect("upload");
+    let palette = prepare(&[Mat4::IDENTITY; 2], None, &SkinOptions::default()).expect("palette");
+    let skinned = gpu.skin_and_read_back(&mut mesh, &palette).expect("skin");
+    assert!(skinned.positions.is_empty());
+    assert_eq!(mesh.dispatch_count(), 0);
+}
+
+#[test]
+fn a_lost_device_is_an_error_not_a_panic() {
+    let Some(gpu) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    let rig = random_rig(2, 100, 2, 4, false);
+    let input = SkinInput::new(&rig.positions, None, None, &rig.influences).expect("input");
+    let mut mesh = gpu.upload(&input).expect("upload");
+    let palette = prepare(&rig.palette, None, &SkinOptions::default()).expect("palette");
+    gpu.device().destroy();
+    let error = gpu
+        .skin_and_read_back(&mut mesh, &palette)
+        .expect_err("destroyed device");
+    assert!(
+        matches!(error, GpuError::DeviceLost { .. } | GpuError::Wgpu { .. }),
+        "{error}"
+    );
+}
