@@ -9,10 +9,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use skinblend::evidence::{self, EvidenceRow, SeedComparison};
-use skinblend::Method;
 
-/// Skeletal mesh skinning that does not collapse a twisted joint: LBS and DQS, measured side by
-/// side.
+/// Skeletal mesh skinning that does not collapse a twisted joint: LBS, DQS and centers of
+/// rotation, measured side by side.
 #[derive(Debug, Parser)]
 #[command(name = "skinblend", version, about, long_about = None)]
 struct Cli {
@@ -22,8 +21,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Measure LBS against DQS on the built-in rigs (twist, bend, shear-and-cap) and print the
-    /// side-by-side table, then the seed's own figures beside ours. Needs no input files.
+    /// Measure LBS, DQS and centers of rotation (CoR) on the built-in rigs (twist, bend,
+    /// shear-and-cap) and print the side-by-side table, then the seed's own figures beside ours.
+    /// Needs no input files.
     Evidence {
         /// Print the rows as a JSON array of objects instead of the table.
         #[arg(long)]
@@ -116,19 +116,19 @@ fn row_json(row: &EvidenceRow) -> serde_json::Value {
     })
 }
 
-/// The side-by-side table: one line per fixture and angle, LBS | DQS per metric.
+/// The side-by-side table: one line per fixture and angle, LBS | DQS | CoR per metric.
 fn evidence_table(rows: &[EvidenceRow]) -> String {
     let mut text = String::new();
     text.push_str(
-        "Each cell is LBS | DQS. radius: smallest distance of the joint ring from its axis, as a\n\
-         share of the rest radius (the candy wrapper). edges: posed/rest length over the triangles'\n\
-         edges (three per triangle) min / mean / max. volume: posed/rest (closed meshes). ring pairs:\n\
-         posed/rest distance over all joint-ring pairs, min..max. bone: distance of blended vertices\n\
-         from the posed bones / rest radius, min (pinch) and max (bulge). diag: non-rigid joints,\n\
-         sign flips, singular normal matrices.\n\n",
+        "Each cell is LBS | DQS | CoR (centers of rotation). radius: smallest distance of the joint\n\
+         ring from its axis, as a share of the rest radius (the candy wrapper). edges: posed/rest\n\
+         length over the triangles' edges (three per triangle) min / mean / max. volume: posed/rest\n\
+         (closed meshes). ring pairs: posed/rest distance over all joint-ring pairs, min..max. bone:\n\
+         distance of blended vertices from the posed bones / rest radius, min (pinch) and max\n\
+         (bulge). diag: non-rigid joints, sign flips, singular normal matrices.\n\n",
     );
     text.push_str(&format!(
-        "{:<13} {:>5}  {:>15}  {:>37}  {:>13}  {:>31}  {:>13}  {:>13}  {}\n",
+        "{:<13} {:>5}  {:>24}  {:>56}  {:>21}  {:>46}  {:>21}  {:>21}  {}\n",
         "fixture",
         "angle",
         "radius",
@@ -139,12 +139,13 @@ fn evidence_table(rows: &[EvidenceRow]) -> String {
         "bulge",
         "diag"
     ));
-    for pair in rows.chunks(2) {
-        let [lbs, dq] = pair else { continue };
-        debug_assert_eq!(
-            (lbs.method, dq.method),
-            (Method::Linear, Method::DualQuaternion)
-        );
+    let methods = evidence::METHODS.len();
+    for group in rows.chunks(methods) {
+        debug_assert!(group.iter().map(|r| r.method).eq(evidence::METHODS));
+        let Some(first) = group.first() else { continue };
+        let cells = |cell: &dyn Fn(&EvidenceRow) -> String| {
+            group.iter().map(cell).collect::<Vec<_>>().join(" | ")
+        };
         let volume = |r: &EvidenceRow| r.volume_ratio.map_or("-".into(), |v| format!("{v:.3}"));
         let edges = |r: &EvidenceRow| {
             format!(
@@ -167,27 +168,16 @@ fn evidence_table(rows: &[EvidenceRow]) -> String {
             )
         };
         text.push_str(&format!(
-            "{:<13} {:>4}°  {:>15}  {:>37}  {:>13}  {:>31}  {:>13}  {:>13}  {} | {}\n",
-            lbs.fixture,
-            lbs.angle_deg,
-            format!(
-                "{:.1}% | {:.1}%",
-                lbs.candy_wrapper_ratio * 100.0,
-                dq.candy_wrapper_ratio * 100.0
-            ),
-            format!("{} | {}", edges(lbs), edges(dq)),
-            format!("{} | {}", volume(lbs), volume(dq)),
-            format!("{} | {}", ring(lbs), ring(dq)),
-            format!(
-                "{:.3} | {:.3}",
-                lbs.bone_distance_ratio.min, dq.bone_distance_ratio.min
-            ),
-            format!(
-                "{:.3} | {:.3}",
-                lbs.bone_distance_ratio.max, dq.bone_distance_ratio.max
-            ),
-            diag(lbs),
-            diag(dq),
+            "{:<13} {:>4}°  {:>24}  {:>56}  {:>21}  {:>46}  {:>21}  {:>21}  {}\n",
+            first.fixture,
+            first.angle_deg,
+            cells(&|r| format!("{:.1}%", r.candy_wrapper_ratio * 100.0)),
+            cells(&edges),
+            cells(&volume),
+            cells(&ring),
+            cells(&|r| format!("{:.3}", r.bone_distance_ratio.min)),
+            cells(&|r| format!("{:.3}", r.bone_distance_ratio.max)),
+            cells(&diag),
         ));
     }
     text

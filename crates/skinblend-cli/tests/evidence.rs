@@ -23,7 +23,8 @@ fn table_shows_the_seeds_figures_side_by_side() {
         .lines()
         .find(|l| l.starts_with("twist_coarse") && l.contains("180°"))
         .expect("a twist_coarse 180° row");
-    assert!(line.contains("0.0% | 100.0%"), "{line}");
+    // LBS | DQS | CoR: CoR keeps the ring round like DQS.
+    assert!(line.contains("0.0% | 100.0% | 100.0%"), "{line}");
     assert!(line.contains("0.950"), "{line}");
     assert!(line.contains("1.051"), "{line}");
     // Every seed figure agrees.
@@ -66,7 +67,20 @@ fn json_rows_have_the_documented_keys_and_fixture_names() {
             assert!(row.get(key).is_some(), "row {row} lacks {key}");
         }
         let method = row["method"].as_str().unwrap();
-        assert!(method == "linear" || method == "dq", "{method}");
+        assert!(["linear", "dq", "cor"].contains(&method), "{method}");
+    }
+    // Every fixture and angle has one row per method, in the order linear, dq, cor.
+    assert_eq!(rows.len() % 3, 0);
+    for group in rows.chunks(3) {
+        let methods: Vec<&str> = group
+            .iter()
+            .map(|r| r["method"].as_str().unwrap())
+            .collect();
+        assert_eq!(methods, ["linear", "dq", "cor"]);
+        assert!(group.iter().all(|r| r["fixture"] == group[0]["fixture"]));
+        assert!(group
+            .iter()
+            .all(|r| r["angle_deg"] == group[0]["angle_deg"]));
     }
     let mut fixtures: Vec<&str> = rows
         .iter()
@@ -98,6 +112,18 @@ fn json_rows_have_the_documented_keys_and_fixture_names() {
     };
     assert!(twist_180("linear")["candy_wrapper_ratio"].as_f64().unwrap() < 1e-3);
     assert!((twist_180("dq")["candy_wrapper_ratio"].as_f64().unwrap() - 1.0).abs() < 1e-6);
+    assert!(twist_180("cor")["candy_wrapper_ratio"].as_f64().unwrap() >= 0.99);
+    // At a 90° bend CoR bulges less than DQS.
+    let bend_90 = |method: &str| {
+        rows.iter()
+            .find(|r| {
+                r["fixture"] == "bend_fine" && r["angle_deg"] == 90.0 && r["method"] == method
+            })
+            .unwrap()["bone_distance_ratio_max"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(bend_90("cor") < bend_90("dq"));
 }
 
 #[test]

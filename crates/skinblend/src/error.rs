@@ -164,4 +164,60 @@ pub enum SkinError {
         /// The tolerance given.
         tolerance: f32,
     },
+
+    /// [`crate::Method::CenterOfRotation`] was asked for, but the input has no per-vertex
+    /// centers of rotation (see [`crate::SkinInput::with_rotation_centers`]).
+    #[error("method \"cor\" needs per-vertex rotation centers for all {vertex_count} vertices; the input has none (SkinInput::with_rotation_centers)")]
+    MissingRotationCenters {
+        /// The input's vertex count.
+        vertex_count: usize,
+    },
+
+    /// A center-of-rotation precomputation option is out of range.
+    #[error("center-of-rotation option {option} = {value} is out of range")]
+    InvalidCorOption {
+        /// Which option: `"sigma"`, `"subdivision_epsilon"` or `"weight_quantum"`.
+        option: &'static str,
+        /// The value given.
+        value: f32,
+    },
+
+    /// Saved rotation centers do not start with the format's magic bytes.
+    #[error("rotation-center data starts with {found:?}, not the magic b\"SKBLCOR\\0\"")]
+    CorDataMagic {
+        /// The first eight bytes found.
+        found: [u8; 8],
+    },
+
+    /// Saved rotation centers are of a format version this library does not read.
+    #[error(
+        "rotation-center data has format version {found}; this library reads version {supported}"
+    )]
+    CorDataVersion {
+        /// The version in the data.
+        found: u32,
+        /// The version this library reads.
+        supported: u32,
+    },
+
+    /// Saved rotation centers are truncated or have trailing bytes.
+    #[error("rotation-center data is {found} bytes long; its header calls for {expected}")]
+    CorDataLength {
+        /// The length the header implies (the header and checksum alone when the header itself
+        /// is cut short).
+        expected: usize,
+        /// The length given.
+        found: usize,
+    },
+
+    /// Saved rotation centers do not match their checksum (corrupted).
+    #[error(
+        "rotation-center data checksum mismatch: stored {stored:#018x}, computed {computed:#018x}"
+    )]
+    CorDataChecksum {
+        /// The checksum stored in the data.
+        stored: u64,
+        /// The FNV-1a 64 checksum of the bytes before it.
+        computed: u64,
+    },
 }

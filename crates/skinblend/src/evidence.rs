@@ -1,12 +1,19 @@
 //! The evidence table: every fixture at several angles under every method, measured the same
 //! way, and the seed's own figures beside ours.
 
+use glam::Vec3;
+
+use crate::cor::{self, CorOptions};
 use crate::fixtures::{self, Fixture, Motion, REST_RADIUS};
 use crate::metrics::{self, RatioStats};
 use crate::{skin, Diagnostics, Method, SkinError, SkinInput, SkinOptions};
 
 /// The methods the table compares, in column order.
-pub const METHODS: [Method; 2] = [Method::Linear, Method::DualQuaternion];
+pub const METHODS: [Method; 3] = [
+    Method::Linear,
+    Method::DualQuaternion,
+    Method::CenterOfRotation,
+];
 
 /// One fixture at one angle under one method.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,17 +56,33 @@ pub fn angles_deg(fixture: &Fixture) -> &'static [f32] {
 pub fn rows() -> Result<Vec<EvidenceRow>, SkinError> {
     let mut rows = Vec::new();
     for fixture in fixtures::all() {
+        let centers = fixture_rotation_centers(&fixture)?;
         for &angle_deg in angles_deg(&fixture) {
             for method in METHODS {
-                rows.push(measure(&fixture, angle_deg, method)?);
+                rows.push(measure_with_centers(&fixture, angle_deg, method, &centers)?);
             }
         }
     }
     Ok(rows)
 }
 
+/// The fixture's centers of rotation with the paper's options ([`CorOptions::default`]).
+///
+/// # Errors
+/// As [`rows`].
+pub fn fixture_rotation_centers(fixture: &Fixture) -> Result<Vec<Vec3>, SkinError> {
+    Ok(cor::rotation_centers(
+        &fixture.positions,
+        &fixture.triangles,
+        &fixture.influences,
+        &CorOptions::default(),
+    )?
+    .centers)
+}
+
 /// Skins `fixture` at `angle_deg` with `method` (default options, the fixture's joint centers)
-/// and measures it.
+/// and measures it. For [`Method::CenterOfRotation`] this first computes the fixture's centers
+/// of rotation ([`fixture_rotation_centers`]).
 ///
 /// # Errors
 /// As [`rows`].
@@ -68,12 +91,33 @@ pub fn measure(
     angle_deg: f32,
     method: Method,
 ) -> Result<EvidenceRow, SkinError> {
-    let input = SkinInput::new(
+    let centers = match method {
+        Method::CenterOfRotation => fixture_rotation_centers(fixture)?,
+        Method::Linear | Method::DualQuaternion => Vec::new(),
+    };
+    measure_with_centers(fixture, angle_deg, method, &centers)
+}
+
+/// [`measure`] with the fixture's centers of rotation given (one per vertex; read only by
+/// [`Method::CenterOfRotation`], and may be empty for the other methods).
+///
+/// # Errors
+/// As [`rows`], and those of [`SkinInput::with_rotation_centers`] for CoR.
+pub fn measure_with_centers(
+    fixture: &Fixture,
+    angle_deg: f32,
+    method: Method,
+    rotation_centers: &[Vec3],
+) -> Result<EvidenceRow, SkinError> {
+    let mut input = SkinInput::new(
         &fixture.positions,
         Some(&fixture.normals),
         Some(&fixture.tangents),
         &fixture.influences,
     )?;
+    if method == Method::CenterOfRotation {
+        input = input.with_rotation_centers(rotation_centers)?;
+    }
     let options = SkinOptions {
         method,
         ..SkinOptions::default()

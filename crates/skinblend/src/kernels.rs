@@ -25,17 +25,21 @@ pub(crate) fn skin_range(
     match palette.options().method {
         Method::Linear => run::<Linear>(input, palette, first_vertex, out),
         Method::DualQuaternion => run::<DualQuaternion>(input, palette, first_vertex, out),
+        Method::CenterOfRotation => run::<CenterOfRotation>(input, palette, first_vertex, out),
     }
 }
 
 /// One vertex's blended transform, however the method builds it.
 trait Blend {
     /// Blends the influences of one vertex; `None` when the weights sum to zero.
+    /// `rotation_center` is the vertex's center of rotation where the input has one (only
+    /// [`CenterOfRotation`] reads it).
     fn blend(
         palette: &PreparedPalette,
         joints: &[u16],
         weights: &[f32],
         renormalize: bool,
+        rotation_center: Option<Vec3>,
         diagnostics: &mut Diagnostics,
     ) -> Option<Self>
     where
@@ -64,6 +68,7 @@ fn run<B: Blend>(
     let positions = &input.positions()[range.clone()];
     let normals_in = input.normals().map(|n| &n[range.clone()]);
     let tangents_in = input.tangents().map(|t| &t[range.clone()]);
+    let centers = input.rotation_centers().map(|c| &c[range.clone()]);
     let SkinOutputs {
         positions: positions_out,
         mut normals,
@@ -72,7 +77,8 @@ fn run<B: Blend>(
 
     for i in 0..count {
         let (vj, vw) = (&joints[i * k..(i + 1) * k], &weights[i * k..(i + 1) * k]);
-        let Some(blend) = B::blend(palette, vj, vw, renormalize, &mut diagnostics) else {
+        let center = centers.map(|c| c[i]);
+        let Some(blend) = B::blend(palette, vj, vw, renormalize, center, &mut diagnostics) else {
             diagnostics.unweighted_vertices += 1;
             positions_out[i] = positions[i];
             if let (Some(out), Some(src)) = (normals.as_deref_mut(), normals_in) {
@@ -139,6 +145,7 @@ impl Blend for Linear {
         joints: &[u16],
         weights: &[f32],
         renormalize: bool,
+        _rotation_center: Option<Vec3>,
         _diagnostics: &mut Diagnostics,
     ) -> Option<Self> {
         let scale = weight_scale(weights, renormalize)?;
@@ -187,6 +194,7 @@ impl Blend for DualQuaternion {
         joints: &[u16],
         weights: &[f32],
         renormalize: bool,
+        _rotation_center: Option<Vec3>,
         diagnostics: &mut Diagnostics,
     ) -> Option<Self> {
         let scale = weight_scale(weights, renormalize)?;
@@ -264,5 +272,68 @@ impl Blend for DualQuaternion {
             None => (t, false),
         };
         (self.motion.transform_vector(t), flips)
+    }
+}
+
+/// CoR: the DQS blend's rotation `R` (the normalized, sign-aligned blend of the joints'
+/// quaternions, the same pivot rule and sign-flip count) and blended residual `S`, with the
+/// translation replaced so that the vertex's center `p*` goes where LBS sends it:
+/// `v' = R·S(v) + t`, `t = LBS(p*) − R·S(p*)`, where LBS blends the full skin matrices (scale
+/// and shear included). For rigid joints `S` is the identity and this is the paper's
+/// `t = LBS(p*) − R p*`; with one influence it is that joint's matrix exactly, residual or not.
+/// Normals and tangents are DQS's (`R S⁻ᵀ n`, `R S t`). A vertex without a center (NaN, or none
+/// given) is skinned by DQS.
+struct CenterOfRotation(DualQuaternion);
+
+impl Blend for CenterOfRotation {
+    #[inline]
+    fn blend(
+        palette: &PreparedPalette,
+        joints: &[u16],
+        weights: &[f32],
+        renormalize: bool,
+        rotation_center: Option<Vec3>,
+        diagnostics: &mut Diagnostics,
+    ) -> Option<Self> {
+        let dq = DualQuaternion::blend(palette, joints, weights, renormalize, None, diagnostics)?;
+        let Some(center) = rotation_center.filter(|c| c.is_finite()) else {
+            return Some(Self(dq));
+        };
+        let scale = weight_scale(weights, renormalize)?;
+        let mut linear = ZERO_AFFINE;
+        for (&joint, &weight) in joints.iter().zip(weights) {
+            if weight > 0.0 {
+                add_scaled_affine(
+                    &mut linear,
+                    &palette.linear[usize::from(joint)],
+                    weight * scale,
+                );
+            }
+        }
+        let rotation = dq.motion.real;
+        let residual_center = match &dq.residual {
+            Some(residual) => residual.transform_point3(center),
+            None => center,
+        };
+        let translation = linear.transform_point3(center) - rotation * residual_center;
+        Some(Self(DualQuaternion {
+            motion: DualQuat::from_rotation_translation(rotation, translation),
+            residual: dq.residual,
+        }))
+    }
+
+    #[inline]
+    fn point(&self, p: Vec3) -> Vec3 {
+        self.0.point(p)
+    }
+
+    #[inline]
+    fn normal(&self, n: Vec3, diagnostics: &mut Diagnostics) -> Vec3 {
+        self.0.normal(n, diagnostics)
+    }
+
+    #[inline]
+    fn tangent(&self, t: Vec3) -> (Vec3, bool) {
+        self.0.tangent(t)
     }
 }

@@ -1,7 +1,8 @@
 //! Skeletal mesh skinning that does not collapse a twisted joint.
 //!
-//! `skinblend` deforms a rigged mesh with linear blend skinning (LBS) or dual quaternion
-//! skinning (DQS, Kavan et al. 2008) through one entry point, so the methods compare on
+//! `skinblend` deforms a rigged mesh with linear blend skinning (LBS), dual quaternion
+//! skinning (DQS, Kavan et al. 2008) or skinning with optimized centers of rotation (CoR, Le &
+//! Hodgins 2016, precomputed by [`cor`]) through one entry point, so the methods compare on
 //! identical data, and measures what each does to the mesh ([`metrics`]) on procedural rigs
 //! ([`fixtures`]) or your own.
 //!
@@ -42,6 +43,7 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+pub mod cor;
 mod dual_quat;
 mod error;
 pub mod evidence;

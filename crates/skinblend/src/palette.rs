@@ -137,7 +137,8 @@ fn split_checked(matrix: &Mat4, center: Vec3, rigid_tolerance: f32) -> RigidSpli
 ///
 /// For [`Method::Linear`] it holds each skin matrix as a 3x4 affine map; for
 /// [`Method::DualQuaternion`] each joint's [`RigidSplit`] as a dual quaternion, a rigid flag and
-/// the residual affine map. [`PreparedPalette::update`] re-prepares it for a new frame without
+/// the residual affine map; for [`Method::CenterOfRotation`] both (the 3x4 maps place each
+/// vertex's center, the split turns the vertex about it). [`PreparedPalette::update`] re-prepares it for a new frame without
 /// allocating when the joint count is unchanged.
 #[derive(Debug, Clone)]
 pub struct PreparedPalette {
@@ -223,13 +224,14 @@ impl PreparedPalette {
             let center = self.centers.get(joint).copied().unwrap_or(Vec3::ZERO);
             let split = split_checked(matrix, center, self.options.rigid_tolerance);
             self.non_rigid_joints += usize::from(split.residual.is_some());
-            match self.options.method {
-                Method::Linear => self.linear.push(Affine3A::from_mat4(*matrix)),
-                Method::DualQuaternion => {
-                    self.dual_quats.push(split.dq);
-                    self.residuals.push(split.residual_affine());
-                    self.rigid.push(split.residual.is_none());
-                }
+            let method = self.options.method;
+            if matches!(method, Method::Linear | Method::CenterOfRotation) {
+                self.linear.push(Affine3A::from_mat4(*matrix));
+            }
+            if matches!(method, Method::DualQuaternion | Method::CenterOfRotation) {
+                self.dual_quats.push(split.dq);
+                self.residuals.push(split.residual_affine());
+                self.rigid.push(split.residual.is_none());
             }
         }
         Ok(())
@@ -260,16 +262,19 @@ impl PreparedPalette {
             let Some(unit) = dq.normalized().filter(|_| finite) else {
                 return Err(SkinError::InvalidDualQuat { joint });
             };
-            match options.method {
-                Method::Linear => prepared.linear.push(Affine3A::from_rotation_translation(
+            if matches!(options.method, Method::Linear | Method::CenterOfRotation) {
+                prepared.linear.push(Affine3A::from_rotation_translation(
                     unit.rotation(),
                     unit.translation(),
-                )),
-                Method::DualQuaternion => {
-                    prepared.dual_quats.push(unit);
-                    prepared.residuals.push(Affine3A::IDENTITY);
-                    prepared.rigid.push(true);
-                }
+                ));
+            }
+            if matches!(
+                options.method,
+                Method::DualQuaternion | Method::CenterOfRotation
+            ) {
+                prepared.dual_quats.push(unit);
+                prepared.residuals.push(Affine3A::IDENTITY);
+                prepared.rigid.push(true);
             }
         }
         Ok(prepared)
@@ -286,30 +291,30 @@ impl PreparedPalette {
     pub fn joint_count(&self) -> usize {
         match self.options.method {
             Method::Linear => self.linear.len(),
-            Method::DualQuaternion => self.dual_quats.len(),
+            Method::DualQuaternion | Method::CenterOfRotation => self.dual_quats.len(),
         }
     }
 
-    /// LBS: each joint's skin matrix as a 3x4 affine map (empty for DQS palettes).
+    /// LBS and CoR: each joint's skin matrix as a 3x4 affine map (empty for DQS palettes).
     #[must_use]
     pub fn linear_matrices(&self) -> &[Affine3A] {
         &self.linear
     }
 
-    /// DQS: each joint's rigid part, a unit dual quaternion (empty for LBS palettes).
+    /// DQS and CoR: each joint's rigid part, a unit dual quaternion (empty for LBS palettes).
     #[must_use]
     pub fn dual_quats(&self) -> &[DualQuat] {
         &self.dual_quats
     }
 
-    /// DQS: each joint's residual as the affine map `p ↦ S p + (c − S c)`; the identity for a
-    /// rigid joint (empty for LBS palettes).
+    /// DQS and CoR: each joint's residual as the affine map `p ↦ S p + (c − S c)`; the
+    /// identity for a rigid joint (empty for LBS palettes).
     #[must_use]
     pub fn residuals(&self) -> &[Affine3A] {
         &self.residuals
     }
 
-    /// DQS: whether each joint is rigid (its residual is exactly skipped).
+    /// DQS and CoR: whether each joint is rigid (its residual is exactly skipped).
     #[must_use]
     pub fn rigid_flags(&self) -> &[bool] {
         &self.rigid

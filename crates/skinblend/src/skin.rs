@@ -16,15 +16,24 @@ pub enum Method {
     /// joints' rigid motions, after a linearly blended residual for scale, shear and mirroring.
     /// Keeps a twisted joint round; bulges bends.
     DualQuaternion,
+    /// Skinning with optimized centers of rotation (Le & Hodgins 2016): each vertex turns by
+    /// the sign-aligned, normalized blend of its joints' rotations `R` about its precomputed
+    /// center `p*`, which goes where LBS sends it: `v' = R·S(v) + LBS(p*) − R·S(p*)`, with `S`
+    /// the blended residual as in DQS (the identity for rigid joints). Keeps a twisted joint
+    /// round without DQS's bulge at a bend. Needs per-vertex centers
+    /// ([`SkinInput::with_rotation_centers`], computed by [`crate::cor::rotation_centers`]);
+    /// a vertex without one is skinned by DQS.
+    CenterOfRotation,
 }
 
 impl Method {
-    /// The short name used in the CLI and JSON: `"linear"` or `"dq"`.
+    /// The short name used in the CLI and JSON: `"linear"`, `"dq"` or `"cor"`.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
             Method::Linear => "linear",
             Method::DualQuaternion => "dq",
+            Method::CenterOfRotation => "cor",
         }
     }
 }
@@ -92,6 +101,7 @@ pub struct SkinInput<'a> {
     normals: Option<&'a [Vec3]>,
     tangents: Option<&'a [Vec4]>,
     influences: &'a Influences,
+    rotation_centers: Option<&'a [Vec3]>,
 }
 
 impl<'a> SkinInput<'a> {
@@ -138,6 +148,24 @@ impl<'a> SkinInput<'a> {
             normals,
             tangents,
             influences,
+            rotation_centers: None,
+        })
+    }
+
+    /// Adds per-vertex centers of rotation, which [`Method::CenterOfRotation`] needs (other
+    /// methods ignore them): one per vertex, in the bind-pose space of the positions, each
+    /// finite or [`crate::cor::NO_ROTATION_CENTER`] (NaN: no center, skinned by DQS). Usually
+    /// [`crate::cor::RotationCenters::centers`]. O(vertices) once; allocates nothing.
+    ///
+    /// # Errors
+    /// [`SkinError::AttributeLength`] (`"rotation_centers"`) for a count other than the vertex
+    /// count, [`SkinError::NonFiniteAttribute`] for a center with an infinity or NaN in only
+    /// some components.
+    pub fn with_rotation_centers(self, rotation_centers: &'a [Vec3]) -> Result<Self, SkinError> {
+        crate::cor::check_rotation_centers(rotation_centers, self.vertex_count())?;
+        Ok(Self {
+            rotation_centers: Some(rotation_centers),
+            ..self
         })
     }
 
@@ -163,6 +191,12 @@ impl<'a> SkinInput<'a> {
     #[must_use]
     pub fn influences(&self) -> &'a Influences {
         self.influences
+    }
+
+    /// Per-vertex centers of rotation, if given (NaN where a vertex has none).
+    #[must_use]
+    pub fn rotation_centers(&self) -> Option<&'a [Vec3]> {
+        self.rotation_centers
     }
 
     /// Number of vertices.
@@ -289,7 +323,9 @@ const PARALLEL_CHUNK_VERTICES: usize = 4096;
 /// # Errors
 /// [`SkinError::AttributeLength`] for an output of the wrong length,
 /// [`SkinError::MissingInputAttribute`] for an output the input cannot fill, and
-/// [`SkinError::PaletteLength`] for a palette with fewer joints than the influences address.
+/// [`SkinError::PaletteLength`] for a palette with fewer joints than the influences address,
+/// and [`SkinError::MissingRotationCenters`] for [`Method::CenterOfRotation`] on an input
+/// without centers.
 pub fn skin_into(
     input: &SkinInput<'_>,
     palette: &PreparedPalette,
@@ -312,6 +348,9 @@ pub fn skin_into(
             });
         }
         check_length("output tangents", n, tangents.len())?;
+    }
+    if palette.options().method == Method::CenterOfRotation && input.rotation_centers.is_none() {
+        return Err(SkinError::MissingRotationCenters { vertex_count: n });
     }
     let joint_count = input.influences.joint_count();
     if palette.joint_count() < joint_count {

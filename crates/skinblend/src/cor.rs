@@ -1,0 +1,818 @@
+//! Centers of rotation (Le & Hodgins 2016, "Real-time skeletal skinning with optimized centers
+//! of rotation"): the per-vertex precomputation, and a small binary format to save its result.
+//!
+//! Each vertex `i` gets a center of rotation `p*_i`, the area-weighted average of the mesh's
+//! triangle centroids `c_t`, each weighted by how similar the triangle's skinning weights `w_t`
+//! are to the vertex's `w_i`:
+//!
+//! `p*_i = Σ_t s(w_i, w_t) A_t c_t / Σ_t s(w_i, w_t) A_t`, with
+//! `s(w_p, w_v) = Σ_{j<k} w_pj w_pk w_vj w_vk exp(−(w_pj w_vk − w_pk w_vj)² / σ²)`.
+//!
+//! Weights are sparse vectors over all joints, each vertex's normalized to sum to one (as the
+//! skinning kernels do by default); a triangle's weights are the mean of its vertices'. Before
+//! the sum every triangle is subdivided (edges split at their midpoints, weights averaged, which
+//! is uniform 1-to-4 splitting for weights linear over the triangle) until the weights at the two
+//! ends of every edge differ by at most ε (Euclidean norm), so that the sum is a fine enough
+//! quadrature of the paper's integral. At run time ([`crate::Method::CenterOfRotation`]) the
+//! vertex turns by the blended joint rotation about `p*`, which LBS places: this keeps a twisted
+//! joint round (unlike LBS) without DQS's bulge at a bend.
+//!
+//! `s` is zero unless both weight vectors have at least two joints in common, so a vertex with a
+//! single influence has no center (it needs none: every method moves it rigidly with its joint);
+//! such a vertex holds [`NO_ROTATION_CENTER`] and is skinned by DQS. The count is
+//! [`RotationCenters::vertices_without_center`].
+//!
+//! # Cost
+//! Not the naive O(vertices × triangles). `p*` depends only on the vertex's weights, so it is
+//! computed once per distinct weight vector. Sub-triangles are merged into clusters by their
+//! joints and their weights rounded to [`CorOptions::weight_quantum`] (each cluster keeps its
+//! area, area-weighted centroid sum and area-weighted mean weights, so a cluster of identical
+//! weights is exact), and `s` is summed pair of joints by pair of joints over only the clusters
+//! that hold both joints. With the `rayon` feature both stages run on the current rayon pool;
+//! the work is split into fixed chunks and every sum is taken in a fixed order, so the result is
+//! bit-identical on any number of threads, and to [`CorOptions::parallel`] `false`.
+//!
+//! # File format
+//! [`encode_rotation_centers`] / [`decode_rotation_centers`], little-endian:
+//! `b"SKBLCOR\0"`, `u32` version ([`COR_FORMAT_VERSION`]), `u64` vertex count, then per vertex
+//! three `f32` (x, y, z; NaN for no center), then a `u64` FNV-1a 64 checksum of every byte before
+//! it. The glTF custom vertex attribute `_SKINBLEND_COR` belongs to the glTF crate.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use glam::{DVec3, Vec3};
+
+use crate::{Influences, SkinError};
+
+/// σ of the weight similarity, the paper's value: how far apart two weight vectors' pairwise
+/// products may be before the triangle stops counting for the vertex.
+pub const DEFAULT_SIGMA: f32 = 0.1;
+
+/// ε of the subdivision, the paper's value: the largest Euclidean distance between the weights
+/// of an edge's two ends after subdivision.
+pub const DEFAULT_SUBDIVISION_EPSILON: f32 = 0.1;
+
+/// The smallest ε accepted: normalized weights differ by at most √2, and √2 / 2⁸ < 1/128, so no
+/// triangle is split more than 8 times (65 536 sub-triangles) and the cost stays bounded.
+pub const MIN_SUBDIVISION_EPSILON: f32 = 1.0 / 128.0;
+
+/// Default rounding of sub-triangle weights when clustering them (1/1024).
+///
+/// A cluster uses its members' area-weighted mean weights, so its error is second order in the
+/// spread; measured on the fixtures the centers move by under 1e-5 of the mesh size against
+/// exact clustering (`tests/cor.rs`), while a painted 100k-vertex mesh needs it to finish in
+/// seconds rather than minutes. 0 merges only bit-identical weights.
+pub const DEFAULT_WEIGHT_QUANTUM: f32 = 1.0 / 1024.0;
+
+/// The center stored for a vertex that has none (zero total similarity): all three components
+/// NaN. Such a vertex is skinned by DQS under [`crate::Method::CenterOfRotation`].
+pub const NO_ROTATION_CENTER: Vec3 = Vec3::NAN;
+
+/// The version [`encode_rotation_centers`] writes and [`decode_rotation_centers`] reads.
+pub const COR_FORMAT_VERSION: u32 = 1;
+
+/// The first eight bytes of the saved centers.
+const MAGIC: [u8; 8] = *b"SKBLCOR\0";
+/// Magic, version and vertex count.
+const HEADER_BYTES: usize = 8 + 4 + 8;
+/// The trailing FNV-1a 64 checksum.
+const CHECKSUM_BYTES: usize = 8;
+
+/// Triangles per unit of subdivision work: fixed, so the clusters' sums are grouped the same
+/// way on any number of threads.
+const TRIANGLE_CHUNK: usize = 256;
+/// Distinct weight vectors per unit of center work.
+const WEIGHT_CHUNK: usize = 64;
+/// Chunks per progress report (and per parallel batch): enough to keep a few cores busy.
+const CHUNKS_PER_REPORT: usize = 8;
+
+/// Parameters of the precomputation; [`CorOptions::default`] is the paper's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CorOptions {
+    /// σ of the similarity, unitless (weights are in [0, 1]); finite and positive. Default
+    /// [`DEFAULT_SIGMA`] (0.1).
+    pub sigma: f32,
+    /// ε of the subdivision, unitless; finite and at least [`MIN_SUBDIVISION_EPSILON`]. Default
+    /// [`DEFAULT_SUBDIVISION_EPSILON`] (0.1).
+    pub subdivision_epsilon: f32,
+    /// Sub-triangle weights are rounded to multiples of this to form clusters; finite and
+    /// non-negative, 0 for exact clusters only. Default [`DEFAULT_WEIGHT_QUANTUM`].
+    pub weight_quantum: f32,
+    /// Run on the current rayon pool (default `true`; ignored without the `rayon` feature). The
+    /// result is bit-identical either way.
+    pub parallel: bool,
+}
+
+impl Default for CorOptions {
+    fn default() -> Self {
+        Self {
+            sigma: DEFAULT_SIGMA,
+            subdivision_epsilon: DEFAULT_SUBDIVISION_EPSILON,
+            weight_quantum: DEFAULT_WEIGHT_QUANTUM,
+            parallel: true,
+        }
+    }
+}
+
+/// Which stage of the precomputation a [`CorProgress`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CorStage {
+    /// Subdividing triangles and clustering them by weight; counts triangles.
+    Subdivide,
+    /// Summing the similarity-weighted centroids; counts distinct vertex weight vectors.
+    Centers,
+}
+
+/// Progress of the precomputation: `done` of `total` units of `stage`, reported from the
+/// calling thread, in order, ending with `done == total` for each stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CorProgress {
+    /// The stage.
+    pub stage: CorStage,
+    /// Units finished.
+    pub done: usize,
+    /// Units in the stage.
+    pub total: usize,
+}
+
+/// The precomputed centers of rotation of a mesh, and what it took.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RotationCenters {
+    /// One center per vertex, in the bind-pose space of the positions (metres);
+    /// [`NO_ROTATION_CENTER`] (NaN) for a vertex without one. Pass to
+    /// [`crate::SkinInput::with_rotation_centers`].
+    pub centers: Vec<Vec3>,
+    /// Vertices with zero total similarity (fewer than two influences, or no triangle sharing
+    /// two of their joints, or no weight at all): they have no center and fall back to DQS.
+    pub vertices_without_center: usize,
+    /// Sub-triangles summed over (after subdivision), counting only those with two or more
+    /// joints (the others cannot contribute).
+    pub subdivided_triangles: usize,
+    /// Clusters the sub-triangles were merged into.
+    pub triangle_clusters: usize,
+    /// Distinct vertex weight vectors, each computed once.
+    pub distinct_weights: usize,
+}
+
+/// Whether `center` is a center of rotation rather than [`NO_ROTATION_CENTER`].
+#[must_use]
+pub fn has_rotation_center(center: Vec3) -> bool {
+    center.is_finite()
+}
+
+/// The similarity `s(a, b)` of two weight vectors given as `(joint, weight)` lists (any order;
+/// a repeated joint's weights are added), in f64, as the module docs define it.
+///
+/// Unitless, non-negative; 0 unless `a` and `b` share two joints with non-zero weight. The
+/// weights are used as given (not normalized). Allocates two small lists.
+#[must_use]
+pub fn weight_similarity(a: &[(u16, f32)], b: &[(u16, f32)], sigma: f32) -> f64 {
+    let a = merge(a.iter().map(|&(j, w)| (j, f64::from(w))));
+    let b = merge(b.iter().map(|&(j, w)| (j, f64::from(w))));
+    let lookup = |list: &[(u16, f64)], joint| {
+        list.iter()
+            .find(|&&(j, _)| j == joint)
+            .map_or(0.0, |&(_, w)| w)
+    };
+    let inverse_sigma_sq = 1.0 / (f64::from(sigma) * f64::from(sigma));
+    let mut sum = 0.0;
+    for (x, &(j, wpj)) in a.iter().enumerate() {
+        for &(k, wpk) in &a[x + 1..] {
+            let (wvj, wvk) = (lookup(&b, j), lookup(&b, k));
+            sum += pair_term(wpj, wpk, wvj, wvk, inverse_sigma_sq);
+        }
+    }
+    sum
+}
+
+/// One `(j, k)` term of the similarity.
+#[inline]
+fn pair_term(wpj: f64, wpk: f64, wvj: f64, wvk: f64, inverse_sigma_sq: f64) -> f64 {
+    let d = wpj * wvk - wpk * wvj;
+    wpj * wpk * wvj * wvk * (-d * d * inverse_sigma_sq).exp()
+}
+
+/// Sorted by joint, repeated joints added, zero weights dropped.
+fn merge(entries: impl Iterator<Item = (u16, f64)>) -> Vec<(u16, f64)> {
+    let mut list: Vec<(u16, f64)> = entries.filter(|&(_, w)| w > 0.0).collect();
+    list.sort_by_key(|&(j, _)| j);
+    list.dedup_by(|later, kept| {
+        if later.0 == kept.0 {
+            kept.1 += later.1;
+            true
+        } else {
+            false
+        }
+    });
+    list
+}
+
+/// Computes every vertex's center of rotation (see the module docs). Allocates the result and
+/// working sets proportional to the mesh.
+///
+/// `positions` are the bind-pose positions (one per vertex of `influences`), `triangles` index
+/// them. Equivalent to [`rotation_centers_with_progress`] without a progress callback.
+///
+/// # Errors
+/// As [`rotation_centers_with_progress`].
+pub fn rotation_centers(
+    positions: &[Vec3],
+    triangles: &[[u32; 3]],
+    influences: &Influences,
+    options: &CorOptions,
+) -> Result<RotationCenters, SkinError> {
+    rotation_centers_with_progress(positions, triangles, influences, options, &mut |_| {})
+}
+
+/// [`rotation_centers`], reporting progress to `progress` from the calling thread (every 2048
+/// triangles and 512 distinct weight vectors, and at the end of each stage).
+///
+/// Deterministic: the same input gives the same bits, serial or parallel, on any thread count.
+///
+/// # Errors
+/// [`SkinError::AttributeLength`] when `positions` does not have one element per vertex,
+/// [`SkinError::NonFiniteAttribute`] for a position that is not finite,
+/// [`SkinError::VertexIndexOutOfRange`] for a triangle naming a missing vertex, and
+/// [`SkinError::InvalidCorOption`] for a σ, ε or quantum out of range.
+pub fn rotation_centers_with_progress(
+    positions: &[Vec3],
+    triangles: &[[u32; 3]],
+    influences: &Influences,
+    options: &CorOptions,
+    progress: &mut dyn FnMut(CorProgress),
+) -> Result<RotationCenters, SkinError> {
+    check_options(options)?;
+    let vertex_count = influences.vertex_count();
+    if positions.len() != vertex_count {
+        return Err(SkinError::AttributeLength {
+            attribute: "positions",
+            expected: vertex_count,
+            found: positions.len(),
+        });
+    }
+    if let Some(vertex) = positions.iter().position(|p| !p.is_finite()) {
+        return Err(SkinError::NonFiniteAttribute {
+            attribute: "positions",
+            vertex,
+        });
+    }
+    for (index, triangle) in triangles.iter().enumerate() {
+        for &vertex in triangle {
+            if vertex as usize >= vertex_count {
+                return Err(SkinError::VertexIndexOutOfRange {
+                    element: "triangles",
+                    index,
+                    vertex,
+                    vertex_count,
+                });
+            }
+        }
+    }
+
+    let weights = SparseWeights::new(influences);
+    let settings = Settings {
+        inverse_sigma_sq: 1.0 / (f64::from(options.sigma) * f64::from(options.sigma)),
+        epsilon: f64::from(options.subdivision_epsilon),
+        quantum: f64::from(options.weight_quantum),
+    };
+    let parallel = options.parallel;
+
+    // Stage 1: subdivide and cluster, chunk by chunk; merge chunks in order.
+    let mut clusters = ClusterMap::default();
+    for_batches(
+        triangles.len(),
+        TRIANGLE_CHUNK,
+        parallel,
+        |range| cluster_triangles(&triangles[range], positions, &weights, &settings),
+        |local| clusters.absorb(local),
+        |done| {
+            progress(CorProgress {
+                stage: CorStage::Subdivide,
+                done,
+                total: triangles.len(),
+            });
+        },
+    );
+    let subdivided_triangles = clusters.sub_triangles;
+    let triangle_clusters = clusters.clusters.len();
+    let pairs = PairIndex::new(clusters);
+
+    // Stage 2: one center per distinct weight vector.
+    let (distinct, vertex_to_distinct) = weights.distinct();
+    let mut distinct_centers = Vec::with_capacity(distinct.len());
+    for_batches(
+        distinct.len(),
+        WEIGHT_CHUNK,
+        parallel,
+        |range| {
+            range
+                .map(|d| pairs.center(weights.of(distinct[d]), settings.inverse_sigma_sq))
+                .collect::<Vec<Vec3>>()
+        },
+        |centers| distinct_centers.extend(centers),
+        |done| {
+            progress(CorProgress {
+                stage: CorStage::Centers,
+                done,
+                total: distinct.len(),
+            });
+        },
+    );
+    let centers: Vec<Vec3> = vertex_to_distinct
+        .iter()
+        .map(|&d| distinct_centers[d])
+        .collect();
+    let vertices_without_center = centers.iter().filter(|c| !has_rotation_center(**c)).count();
+    Ok(RotationCenters {
+        centers,
+        vertices_without_center,
+        subdivided_triangles,
+        triangle_clusters,
+        distinct_weights: distinct.len(),
+    })
+}
+
+fn check_options(options: &CorOptions) -> Result<(), SkinError> {
+    let invalid = |option, value| Err(SkinError::InvalidCorOption { option, value });
+    if !(options.sigma.is_finite() && options.sigma > 0.0) {
+        return invalid("sigma", options.sigma);
+    }
+    if !(options.subdivision_epsilon.is_finite()
+        && options.subdivision_epsilon >= MIN_SUBDIVISION_EPSILON)
+    {
+        return invalid("subdivision_epsilon", options.subdivision_epsilon);
+    }
+    if !(options.weight_quantum.is_finite() && options.weight_quantum >= 0.0) {
+        return invalid("weight_quantum", options.weight_quantum);
+    }
+    Ok(())
+}
+
+/// Runs `work` over fixed chunks of `0..len`, `CHUNKS_PER_REPORT` chunks at a time (in parallel
+/// where enabled), hands each chunk's result to `merge` in chunk order, and after each batch
+/// calls `report` with the units done (once with 0 when `len` is 0). The chunking does not
+/// depend on the thread count.
+fn for_batches<T: Send>(
+    len: usize,
+    chunk: usize,
+    parallel: bool,
+    work: impl Fn(Range<usize>) -> T + Sync,
+    mut merge: impl FnMut(T),
+    mut report: impl FnMut(usize),
+) {
+    let chunks = len.div_ceil(chunk);
+    let range_of = |c: usize| c * chunk..((c + 1) * chunk).min(len);
+    let mut first = 0;
+    while first < chunks {
+        let last = (first + CHUNKS_PER_REPORT).min(chunks);
+        for result in run_chunks(first..last, parallel, |c| work(range_of(c))) {
+            merge(result);
+        }
+        report(range_of(last - 1).end);
+        first = last;
+    }
+    if chunks == 0 {
+        report(0);
+    }
+}
+
+/// The results of `work` over `chunks`, in order.
+#[cfg(feature = "rayon")]
+fn run_chunks<T: Send>(
+    chunks: Range<usize>,
+    parallel: bool,
+    work: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    use rayon::prelude::*;
+    if parallel && rayon::current_num_threads() > 1 {
+        chunks.into_par_iter().map(&work).collect()
+    } else {
+        chunks.map(work).collect()
+    }
+}
+
+/// The results of `work` over `chunks`, in order.
+#[cfg(not(feature = "rayon"))]
+fn run_chunks<T: Send>(
+    chunks: Range<usize>,
+    _parallel: bool,
+    work: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    chunks.map(work).collect()
+}
+
+/// The precomputation's constants in f64.
+struct Settings {
+    inverse_sigma_sq: f64,
+    epsilon: f64,
+    quantum: f64,
+}
+
+/// Every vertex's weights, normalized to sum to one, sorted by joint, zeros dropped (CSR).
+struct SparseWeights {
+    offsets: Vec<usize>,
+    entries: Vec<(u16, f64)>,
+}
+
+impl SparseWeights {
+    fn new(influences: &Influences) -> Self {
+        let k = influences.influences_per_vertex();
+        let mut offsets = Vec::with_capacity(influences.vertex_count() + 1);
+        let mut entries = Vec::with_capacity(influences.joints().len());
+        offsets.push(0);
+        for (joints, weights) in influences
+            .joints()
+            .chunks_exact(k)
+            .zip(influences.weights().chunks_exact(k))
+        {
+            let list = merge(joints.iter().zip(weights).map(|(&j, &w)| (j, f64::from(w))));
+            let sum: f64 = list.iter().map(|&(_, w)| w).sum();
+            entries.extend(list.iter().map(|&(j, w)| (j, w / sum)));
+            offsets.push(entries.len());
+        }
+        Self { offsets, entries }
+    }
+
+    fn of(&self, vertex: usize) -> &[(u16, f64)] {
+        &self.entries[self.offsets[vertex]..self.offsets[vertex + 1]]
+    }
+
+    /// The first vertex of each distinct weight vector (bit-identical weights), in vertex
+    /// order, and for every vertex the index of its distinct vector.
+    fn distinct(&self) -> (Vec<usize>, Vec<usize>) {
+        let vertex_count = self.offsets.len() - 1;
+        let mut first_of: HashMap<Vec<(u16, u64)>, usize> = HashMap::new();
+        let mut distinct = Vec::new();
+        let mut map = Vec::with_capacity(vertex_count);
+        for vertex in 0..vertex_count {
+            let key: Vec<(u16, u64)> = self
+                .of(vertex)
+                .iter()
+                .map(|&(j, w)| (j, w.to_bits()))
+                .collect();
+            let index = *first_of.entry(key).or_insert_with(|| {
+                distinct.push(vertex);
+                distinct.len() - 1
+            });
+            map.push(index);
+        }
+        (distinct, map)
+    }
+}
+
+/// Sub-triangles merged by their joints and rounded weights.
+#[derive(Default)]
+struct ClusterMap {
+    /// Key: for each joint of the support, the joint and its rounded weight.
+    index: HashMap<Box<[u64]>, usize>,
+    clusters: Vec<Cluster>,
+    /// Sub-triangles that went into this map.
+    sub_triangles: usize,
+}
+
+/// A set of sub-triangles with (nearly) the same weights.
+struct Cluster {
+    /// The joints, ascending.
+    joints: Box<[u16]>,
+    /// Σ A_t.
+    area: f64,
+    /// Σ A_t c_t.
+    moment: DVec3,
+    /// Σ A_t w_t, per joint of `joints`.
+    weight_moment: Box<[f64]>,
+}
+
+impl ClusterMap {
+    /// Adds a sub-triangle of `area` at `centroid` with `weights` over `joints`; `key` holds the
+    /// joints and rounded weights (reused by the caller).
+    fn add(&mut self, key: &[u64], joints: &[u16], weights: &[f64], area: f64, centroid: DVec3) {
+        self.sub_triangles += 1;
+        let index = match self.index.get(key) {
+            Some(&index) => index,
+            None => {
+                self.clusters.push(Cluster {
+                    joints: joints.into(),
+                    area: 0.0,
+                    moment: DVec3::ZERO,
+                    weight_moment: vec![0.0; joints.len()].into(),
+                });
+                self.index.insert(key.into(), self.clusters.len() - 1);
+                self.clusters.len() - 1
+            }
+        };
+        let cluster = &mut self.clusters[index];
+        cluster.area += area;
+        cluster.moment += centroid * area;
+        for (sum, &w) in cluster.weight_moment.iter_mut().zip(weights) {
+            *sum += w * area;
+        }
+    }
+
+    /// Adds another chunk's clusters (its sums, taken in its own order), in that chunk's
+    /// cluster order, so the result depends only on the chunk order.
+    fn absorb(&mut self, other: ClusterMap) {
+        self.sub_triangles += other.sub_triangles;
+        let mut keys: Vec<(usize, Box<[u64]>)> =
+            other.index.into_iter().map(|(key, i)| (i, key)).collect();
+        keys.sort_unstable_by_key(|(i, _)| *i);
+        let mut clusters: Vec<Option<Cluster>> = other.clusters.into_iter().map(Some).collect();
+        for (i, key) in keys {
+            let Some(cluster) = clusters[i].take() else {
+                continue;
+            };
+            match self.index.get(&key) {
+                Some(&mine) => {
+                    let target = &mut self.clusters[mine];
+                    target.area += cluster.area;
+                    target.moment += cluster.moment;
+                    for (sum, w) in target.weight_moment.iter_mut().zip(&*cluster.weight_moment) {
+                        *sum += w;
+                    }
+                }
+                None => {
+                    self.clusters.push(cluster);
+                    self.index.insert(key, self.clusters.len() - 1);
+                }
+            }
+        }
+    }
+}
+
+/// Subdivides and clusters one chunk of triangles, in triangle order.
+fn cluster_triangles(
+    triangles: &[[u32; 3]],
+    positions: &[Vec3],
+    weights: &SparseWeights,
+    settings: &Settings,
+) -> ClusterMap {
+    let mut map = ClusterMap::default();
+    let mut joints: Vec<u16> = Vec::new();
+    let mut corner_weights: [Vec<f64>; 3] = Default::default();
+    let mut sub_weights: Vec<f64> = Vec::new();
+    let mut key: Vec<u64> = Vec::new();
+    for triangle in triangles {
+        // The union of the corners' joints, and each corner's weights densely over it.
+        joints.clear();
+        for &vertex in triangle {
+            joints.extend(weights.of(vertex as usize).iter().map(|&(j, _)| j));
+        }
+        joints.sort_unstable();
+        joints.dedup();
+        if joints.len() < 2 {
+            continue; // One joint (or none): the similarity with anything is zero.
+        }
+        for (corner, &vertex) in corner_weights.iter_mut().zip(triangle) {
+            corner.clear();
+            corner.resize(joints.len(), 0.0);
+            for &(j, w) in weights.of(vertex as usize) {
+                if let Ok(slot) = joints.binary_search(&j) {
+                    corner[slot] = w;
+                }
+            }
+        }
+        let [pa, pb, pc] = triangle.map(|v| positions[v as usize].as_dvec3());
+        let area = 0.5 * (pb - pa).cross(pc - pa).length();
+        if area <= 0.0 {
+            continue;
+        }
+        // Uniform midpoint splits: each halves every edge's weight difference (weights are
+        // linear over the triangle), so n = 2^levels parts per edge reach ε.
+        let [wa, wb, wc] = &corner_weights;
+        let largest = distance(wa, wb).max(distance(wb, wc)).max(distance(wc, wa));
+        let mut n = 1u32;
+        while largest / f64::from(n) > settings.epsilon {
+            n *= 2;
+        }
+        let nf = f64::from(n);
+        let sub_area = area / (nf * nf);
+        let (eb, ec) = (pb - pa, pc - pa);
+        let mut add = |u: f64, v: f64| {
+            let centroid = pa + eb * u + ec * v;
+            sub_weights.clear();
+            sub_weights.extend(
+                wa.iter()
+                    .zip(wb)
+                    .zip(wc)
+                    .map(|((&a, &b), &c)| (a + (b - a) * u + (c - a) * v).max(0.0)),
+            );
+            key.clear();
+            for (&joint, &w) in joints.iter().zip(&sub_weights) {
+                key.push(u64::from(joint));
+                key.push(if settings.quantum > 0.0 {
+                    (w / settings.quantum).round() as u64
+                } else {
+                    w.to_bits()
+                });
+            }
+            map.add(&key, &joints, &sub_weights, sub_area, centroid);
+        };
+        // Sub-triangle (i, j) pointing up has corners (i, j), (i+1, j), (i, j+1) in units of
+        // 1/n along the edges from a to b and a to c; the one pointing down has (i+1, j),
+        // (i, j+1), (i+1, j+1). Their centroids sit a third and two thirds across the cell.
+        for i in 0..n {
+            for j in 0..n - i {
+                let (fi, fj) = (f64::from(i), f64::from(j));
+                add((fi + 1.0 / 3.0) / nf, (fj + 1.0 / 3.0) / nf);
+                if i + j + 1 < n {
+                    add((fi + 2.0 / 3.0) / nf, (fj + 2.0 / 3.0) / nf);
+                }
+            }
+        }
+    }
+    map
+}
+
+/// Euclidean distance of two weight vectors over the same joints.
+fn distance(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// For each pair of joints `j < k`, the clusters that hold both, with their weights on `j` and
+/// `k`: the only clusters a vertex with both joints can be similar to through that pair.
+struct PairIndex {
+    pairs: HashMap<(u16, u16), Vec<PairEntry>>,
+}
+
+/// One cluster as seen through one pair of its joints.
+struct PairEntry {
+    weight_j: f64,
+    weight_k: f64,
+    area: f64,
+    moment: DVec3,
+}
+
+impl PairIndex {
+    fn new(map: ClusterMap) -> Self {
+        let mut pairs: HashMap<(u16, u16), Vec<PairEntry>> = HashMap::new();
+        // Cluster order is the order of first appearance over the triangles: deterministic.
+        for cluster in map.clusters {
+            let mean: Vec<f64> = cluster
+                .weight_moment
+                .iter()
+                .map(|w| w / cluster.area)
+                .collect();
+            for (x, &j) in cluster.joints.iter().enumerate() {
+                for (y, &k) in cluster.joints.iter().enumerate().skip(x + 1) {
+                    pairs.entry((j, k)).or_default().push(PairEntry {
+                        weight_j: mean[x],
+                        weight_k: mean[y],
+                        area: cluster.area,
+                        moment: cluster.moment,
+                    });
+                }
+            }
+        }
+        Self { pairs }
+    }
+
+    /// `p*` for a vertex with these (sorted, normalized) weights, or [`NO_ROTATION_CENTER`].
+    fn center(&self, weights: &[(u16, f64)], inverse_sigma_sq: f64) -> Vec3 {
+        let mut moment = DVec3::ZERO;
+        let mut total = 0.0;
+        for (x, &(j, wpj)) in weights.iter().enumerate() {
+            for &(k, wpk) in &weights[x + 1..] {
+                let Some(entries) = self.pairs.get(&(j, k)) else {
+                    continue;
+                };
+                for entry in entries {
+                    let s = pair_term(wpj, wpk, entry.weight_j, entry.weight_k, inverse_sigma_sq);
+                    moment += entry.moment * s;
+                    total += entry.area * s;
+                }
+            }
+        }
+        if total > 0.0 {
+            (moment / total).as_vec3()
+        } else {
+            NO_ROTATION_CENTER
+        }
+    }
+}
+
+/// Checks per-vertex centers: `expected` of them, each finite or [`NO_ROTATION_CENTER`].
+pub(crate) fn check_rotation_centers(centers: &[Vec3], expected: usize) -> Result<(), SkinError> {
+    if centers.len() != expected {
+        return Err(SkinError::AttributeLength {
+            attribute: "rotation_centers",
+            expected,
+            found: centers.len(),
+        });
+    }
+    if let Some(vertex) = centers
+        .iter()
+        .position(|c| !(c.is_finite() || (c.x.is_nan() && c.y.is_nan() && c.z.is_nan())))
+    {
+        return Err(SkinError::NonFiniteAttribute {
+            attribute: "rotation_centers",
+            vertex,
+        });
+    }
+    Ok(())
+}
+
+/// FNV-1a, 64 bits: a checksum against truncation and corruption, not against tampering.
+fn fnv1a_64(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+/// Saves per-vertex centers in the format of the module docs (`28 + 12 · len` bytes). The
+/// `f32` bits are written as they are, so [`decode_rotation_centers`] returns them exactly.
+///
+/// # Errors
+/// [`SkinError::NonFiniteAttribute`] for a center that is neither finite nor
+/// [`NO_ROTATION_CENTER`] (an infinity, or NaN in only some components).
+pub fn encode_rotation_centers(centers: &[Vec3]) -> Result<Vec<u8>, SkinError> {
+    check_rotation_centers(centers, centers.len())?;
+    let mut bytes = Vec::with_capacity(HEADER_BYTES + 12 * centers.len() + CHECKSUM_BYTES);
+    bytes.extend_from_slice(&MAGIC);
+    bytes.extend_from_slice(&COR_FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&(centers.len() as u64).to_le_bytes());
+    for c in centers {
+        for x in c.to_array() {
+            bytes.extend_from_slice(&x.to_bits().to_le_bytes());
+        }
+    }
+    let checksum = fnv1a_64(&bytes);
+    bytes.extend_from_slice(&checksum.to_le_bytes());
+    Ok(bytes)
+}
+
+/// Loads centers saved by [`encode_rotation_centers`], bit for bit.
+///
+/// # Errors
+/// [`SkinError::CorDataMagic`] when the bytes do not start with the magic,
+/// [`SkinError::CorDataVersion`] for another version, [`SkinError::CorDataLength`] when the
+/// length does not match the header's vertex count (or there is no whole header),
+/// [`SkinError::CorDataChecksum`] when the checksum does not match, and
+/// [`SkinError::NonFiniteAttribute`] for a stored center that is neither finite nor
+/// [`NO_ROTATION_CENTER`].
+pub fn decode_rotation_centers(bytes: &[u8]) -> Result<Vec<Vec3>, SkinError> {
+    let minimum = HEADER_BYTES + CHECKSUM_BYTES;
+    let too_short = || SkinError::CorDataLength {
+        expected: minimum,
+        found: bytes.len(),
+    };
+    let magic = bytes.get(..MAGIC.len()).ok_or_else(too_short)?;
+    if magic != MAGIC {
+        let mut found = [0; 8];
+        found.copy_from_slice(magic);
+        return Err(SkinError::CorDataMagic { found });
+    }
+    let version = read_u32(bytes, 8).ok_or_else(too_short)?;
+    if version != COR_FORMAT_VERSION {
+        return Err(SkinError::CorDataVersion {
+            found: version,
+            supported: COR_FORMAT_VERSION,
+        });
+    }
+    let count = read_u64(bytes, 12).ok_or_else(too_short)?;
+    let expected = usize::try_from(count)
+        .ok()
+        .and_then(|n| n.checked_mul(12))
+        .and_then(|n| n.checked_add(minimum))
+        .unwrap_or(usize::MAX);
+    if bytes.len() != expected {
+        return Err(SkinError::CorDataLength {
+            expected,
+            found: bytes.len(),
+        });
+    }
+    let body = bytes.len() - CHECKSUM_BYTES;
+    let stored = read_u64(bytes, body).ok_or_else(too_short)?;
+    let computed = fnv1a_64(&bytes[..body]);
+    if stored != computed {
+        return Err(SkinError::CorDataChecksum { stored, computed });
+    }
+    let centers: Vec<Vec3> = bytes[HEADER_BYTES..body]
+        .chunks_exact(12)
+        .map(|c| {
+            let f =
+                |i: usize| f32::from_bits(u32::from_le_bytes([c[i], c[i + 1], c[i + 2], c[i + 3]]));
+            Vec3::new(f(0), f(4), f(8))
+        })
+        .collect();
+    check_rotation_centers(&centers, centers.len())?;
+    Ok(centers)
+}
+
+fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
+    let b = bytes.get(at..at + 4)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+fn read_u64(bytes: &[u8], at: usize) -> Option<u64> {
+    let b = bytes.get(at..at + 8)?;
+    let mut a = [0; 8];
+    a.copy_from_slice(b);
+    Some(u64::from_le_bytes(a))
+}
