@@ -1,4 +1,5 @@
-//! Times the center-of-rotation precomputation on 100k-vertex procedural cylinders.
+//! Times the center-of-rotation precomputation on the fixtures and on 100k-vertex procedural
+//! cylinders.
 //!
 //! `cargo run --release -p skinblend --example cor_timing [vertices]`
 //!
@@ -119,6 +120,24 @@ fn main() {
     let rings = vertices.div_ceil(segments).max(2);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("cores available: {threads}");
+    for fixture in skinblend::fixtures::all() {
+        let start = Instant::now();
+        let result = skinblend::cor::rotation_centers(
+            &fixture.positions,
+            &fixture.triangles,
+            &fixture.influences,
+            &CorOptions::default(),
+        )
+        .expect("valid fixture");
+        println!(
+            "{:<13} {} vertices, {} triangles: {:.2} ms ({} without a center)",
+            fixture.name,
+            fixture.positions.len(),
+            fixture.triangles.len(),
+            start.elapsed().as_secs_f64() * 1e3,
+            result.vertices_without_center,
+        );
+    }
     for painted in [false, true] {
         let mesh = cylinder(rings, segments, painted);
         let name = if painted { "painted" } else { "rings" };
