@@ -1,5 +1,7 @@
 //! The `skinblend` command line program.
 
+mod gpu;
+mod gpu_bench;
 mod info;
 mod pose;
 
@@ -28,6 +30,11 @@ enum Command {
         /// Print the rows as a JSON array of objects instead of the table.
         #[arg(long)]
         json: bool,
+        /// Skin LBS and DQS on the GPU (skinblend-gpu, Vulkan) instead of the CPU; methods
+        /// without a GPU kernel stay on the CPU. Prints the adapter and the largest GPU vs CPU
+        /// difference after the table.
+        #[arg(long)]
+        gpu: bool,
     },
     /// Describe a glTF 2.0 file: scenes, meshes, skins (joints, influences, non-rigid joints),
     /// animations, and what the loader repaired.
@@ -55,13 +62,32 @@ enum Command {
         /// Output file: .glb, .gltf or .obj.
         #[arg(short, long)]
         output: std::path::PathBuf,
+        /// Skin on the GPU (skinblend-gpu, Vulkan; linear and dq only).
+        #[arg(long)]
+        gpu: bool,
+    },
+    /// GPU benchmark (temporary name until `bench --gpu` exists): million vertices per second
+    /// of the compute kernel and end to end, beside a buffer copy of the same bytes.
+    BenchGpu {
+        /// Vertex counts, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 100_000, 1_000_000])]
+        vertices: Vec<usize>,
+        /// Influences per vertex, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = [4usize])]
+        influences: Vec<usize>,
+        /// Timed frames per case (medians are reported).
+        #[arg(long, default_value_t = 10)]
+        frames: usize,
+        /// Print JSON instead of the table.
+        #[arg(long)]
+        json: bool,
     },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Evidence { json } => run_evidence(json),
+        Command::Evidence { json, gpu } => run_evidence(json, gpu),
         Command::Info { file, json } => info::run(&file, json),
         Command::Pose {
             file,
@@ -69,7 +95,25 @@ fn main() -> ExitCode {
             time,
             method,
             output,
-        } => pose::run(&file, animation.as_deref(), time, &method, &output),
+            gpu,
+        } => {
+            if gpu {
+                gpu::pose(&file, animation.as_deref(), time, &method, &output)
+            } else {
+                pose::run(&file, animation.as_deref(), time, &method, &output)
+            }
+        }
+        Command::BenchGpu {
+            vertices,
+            influences,
+            frames,
+            json,
+        } => gpu_bench::run(&gpu_bench::GpuBenchOptions {
+            vertices,
+            influences,
+            frames,
+            json,
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -80,8 +124,24 @@ fn main() -> ExitCode {
     }
 }
 
-fn run_evidence(json: bool) -> Result<()> {
-    let rows = evidence::rows()?;
+fn run_evidence(json: bool, on_gpu: bool) -> Result<()> {
+    let (rows, gpu_note) = if on_gpu {
+        let gpu = gpu::evidence_rows()?;
+        let cpu_methods: Vec<&str> = gpu.cpu_methods.iter().map(|m| m.name()).collect();
+        let note = format!(
+            "GPU: {}; largest relative difference of GPU from CPU vertices {:.1e}{}\n",
+            gpu.adapter,
+            gpu.max_relative_difference,
+            if cpu_methods.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} on the CPU: no GPU kernel)", cpu_methods.join(", "))
+            }
+        );
+        (gpu.rows, Some(note))
+    } else {
+        (evidence::rows()?, None)
+    };
     let mut out = std::io::stdout().lock();
     if json {
         let array: Vec<serde_json::Value> = rows.iter().map(row_json).collect();
@@ -89,6 +149,9 @@ fn run_evidence(json: bool) -> Result<()> {
     } else {
         write!(out, "{}", evidence_table(&rows))?;
         write!(out, "\n{}", seed_table(&evidence::seed_comparison(&rows)))?;
+        if let Some(note) = gpu_note {
+            write!(out, "\n{note}")?;
+        }
     }
     Ok(())
 }

@@ -51,5 +51,15 @@ pub use palette::{GpuDualQuatJoint, GpuLinearJoint, GpuPalette};
 pub use skinner::{GpuMesh, GpuOptions, GpuSkinner, OutputLayout, WORKGROUP_SIZE};
 pub use wgsl::{dual_quat_skinning_wgsl, linear_skinning_wgsl};
 
+/// Whether the GPU kernels implement `method`: LBS and DQS. Others (centers of rotation) are
+/// refused with [`GpuError::UnsupportedMethod`].
+#[must_use]
+pub fn supports(method: skinblend::Method) -> bool {
+    matches!(
+        method,
+        skinblend::Method::Linear | skinblend::Method::DualQuaternion
+    )
+}
+
 /// Re-export of the wgpu version in this crate's public API.
 pub use wgpu;

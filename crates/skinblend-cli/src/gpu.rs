@@ -1,0 +1,209 @@
+//! `--gpu` for `evidence` and `pose`: the same work with the skinning done by `skinblend-gpu`.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use skinblend::evidence::{self, EvidenceRow};
+use skinblend::fixtures::{self, Fixture, REST_RADIUS};
+use skinblend::glam::Vec4;
+use skinblend::{metrics, prepare, skin, Method, SkinError, SkinInput, SkinOptions, Skinned};
+use skinblend_gltf::{export, parse_method, Model, PosedNode, PosedPrimitive};
+use skinblend_gpu::GpuSkinner;
+
+/// What the GPU evidence run did besides the rows.
+pub struct GpuEvidence {
+    /// The rows, in `evidence::rows()` order.
+    pub rows: Vec<EvidenceRow>,
+    /// The adapter's name and backend.
+    pub adapter: String,
+    /// Methods without a GPU kernel, whose rows were computed on the CPU.
+    pub cpu_methods: Vec<Method>,
+    /// The largest relative difference between GPU and CPU vertices over all GPU rows.
+    pub max_relative_difference: f32,
+}
+
+fn open_gpu() -> Result<GpuSkinner> {
+    GpuSkinner::new().context("--gpu needs a GPU adapter")
+}
+
+/// The evidence rows with every LBS and DQS mesh skinned on the GPU (CoR, if the core has it,
+/// on the CPU), measured exactly as `skinblend::evidence::measure` measures.
+pub fn evidence_rows() -> Result<GpuEvidence> {
+    let gpu = open_gpu()?;
+    let info = gpu.adapter_info();
+    let adapter = format!("{} ({:?})", info.name, info.backend);
+    let mut rows = Vec::new();
+    let mut cpu_methods = Vec::new();
+    let mut worst = 0f32;
+    for fixture in fixtures::all() {
+        let input = SkinInput::new(
+            &fixture.positions,
+            Some(&fixture.normals),
+            Some(&fixture.tangents),
+            &fixture.influences,
+        )?;
+        let mut mesh = gpu.upload(&input)?;
+        for &angle_deg in evidence::angles_deg(&fixture) {
+            for method in evidence::METHODS {
+                if !skinblend_gpu::supports(method) {
+                    rows.push(evidence::measure(&fixture, angle_deg, method)?);
+                    if !cpu_methods.contains(&method) {
+                        cpu_methods.push(method);
+                    }
+                    continue;
+                }
+                let options = SkinOptions {
+                    method,
+                    ..SkinOptions::default()
+                };
+                let palette = fixture.palette(angle_deg);
+                let centers = Some(&fixture.joint_centers[..]);
+                let prepared = prepare(&palette, centers, &options)?;
+                let on_gpu = gpu.skin_and_read_back(&mut mesh, &prepared)?;
+                let on_cpu = skin(&input, &palette, centers, &options)?;
+                worst = worst.max(max_relative_difference(&on_gpu, &on_cpu));
+                rows.push(measure(&fixture, angle_deg, method, &on_gpu)?);
+            }
+        }
+    }
+    Ok(GpuEvidence {
+        rows,
+        adapter,
+        cpu_methods,
+        max_relative_difference: worst,
+    })
+}
+
+/// The largest |gpu − cpu| / max(|cpu|, 1) over every vertex attribute (the fixtures are about
+/// 1 m in size, and normals and tangents are unit vectors).
+fn max_relative_difference(gpu: &Skinned, cpu: &Skinned) -> f32 {
+    let rel = |a: Vec4, b: Vec4| (a - b).length() / b.length().max(1.0);
+    let mut worst = 0f32;
+    for (a, b) in gpu.positions.iter().zip(&cpu.positions) {
+        worst = worst.max(rel(a.extend(0.0), b.extend(0.0)));
+    }
+    if let (Some(a), Some(b)) = (&gpu.normals, &cpu.normals) {
+        for (a, b) in a.iter().zip(b) {
+            worst = worst.max(rel(a.extend(0.0), b.extend(0.0)));
+        }
+    }
+    if let (Some(a), Some(b)) = (&gpu.tangents, &cpu.tangents) {
+        for (a, b) in a.iter().zip(b) {
+            worst = worst.max(rel(*a, *b));
+        }
+    }
+    worst
+}
+
+/// The row of `skinned`, measured as `skinblend::evidence::measure` measures a CPU result.
+fn measure(
+    fixture: &Fixture,
+    angle_deg: f32,
+    method: Method,
+    skinned: &Skinned,
+) -> Result<EvidenceRow, SkinError> {
+    let rest = &fixture.positions;
+    let posed = &skinned.positions;
+    let (axis_point, axis_direction) = fixture.ring_axis(angle_deg);
+    let missing = || SkinError::AttributeLength {
+        attribute: "fixture",
+        expected: 1,
+        found: 0,
+    };
+    let ring_radius = metrics::ring_radius(posed, &fixture.joint_ring, axis_point, axis_direction)?
+        .ok_or_else(missing)?;
+    let blended = metrics::blended_vertices(&fixture.influences);
+    Ok(EvidenceRow {
+        fixture: fixture.name,
+        angle_deg,
+        method,
+        candy_wrapper_ratio: ring_radius / f64::from(REST_RADIUS),
+        edge_ratio: metrics::triangle_edge_ratios(rest, posed, &fixture.triangles)?
+            .ok_or_else(missing)?,
+        volume_ratio: if fixture.closed {
+            metrics::volume_ratio(rest, posed, &fixture.triangles)?
+        } else {
+            None
+        },
+        ring_distance_ratio: metrics::pair_distance_ratios(rest, posed, &fixture.joint_ring)?
+            .ok_or_else(missing)?,
+        bone_distance_ratio: metrics::bone_distance_ratios(
+            posed,
+            &blended,
+            &fixture.bone_segments(angle_deg),
+            REST_RADIUS,
+        )?
+        .ok_or_else(missing)?,
+        diagnostics: skinned.diagnostics,
+    })
+}
+
+/// `skinblend pose ... --gpu`: as `pose::run`, with every skinned primitive skinned on the GPU.
+pub fn pose(
+    file: &Path,
+    animation: Option<&str>,
+    time_s: f32,
+    method: &str,
+    output: &Path,
+) -> Result<()> {
+    let method = parse_method(method)?;
+    export::Format::from_path(output)?;
+    let gpu = open_gpu()?;
+    let context = || file.display().to_string();
+    let model = Model::open(file).with_context(context)?;
+    let animation = match animation {
+        Some(name) => Some(model.find_animation(name).with_context(context)?),
+        None => (!model.animations.is_empty()).then_some(0),
+    };
+    let pose = model.pose(animation, time_s).with_context(context)?;
+    let options = SkinOptions {
+        method,
+        ..SkinOptions::default()
+    };
+    let mut posed = Vec::new();
+    for node in model.skinned_nodes() {
+        let (Some(m), Some(s)) = (model.nodes[node].mesh, model.nodes[node].skin) else {
+            continue;
+        };
+        let path = format!("nodes[{node}]");
+        let palette = model.palette(&pose, s).with_context(|| path.clone())?;
+        let prepared = prepare(&palette, Some(&model.skins[s].joint_centers), &options)
+            .with_context(|| format!("{path}.skin (skins[{s}])"))?;
+        let mesh = &model.meshes[m];
+        let mut primitives = Vec::with_capacity(mesh.primitives.len());
+        for (p, primitive) in mesh.primitives.iter().enumerate() {
+            let path = format!("{path} -> meshes[{m}].primitives[{p}]");
+            let influences = primitive
+                .influences
+                .as_ref()
+                .with_context(|| format!("{path} has no JOINTS_0"))?;
+            let weights = pose.weights.get(node).map_or(&[][..], Vec::as_slice);
+            let (positions, normals, tangents) = skinblend_gltf::morphed(primitive, weights);
+            let input = SkinInput::new(
+                &positions,
+                normals.as_deref(),
+                tangents.as_deref(),
+                influences,
+            )
+            .with_context(|| path.clone())?;
+            let mut uploaded = gpu.upload(&input).with_context(|| path.clone())?;
+            let skinned = gpu
+                .skin_and_read_back(&mut uploaded, &prepared)
+                .with_context(|| path.clone())?;
+            primitives.push(PosedPrimitive {
+                positions: skinned.positions,
+                normals: skinned.normals,
+                tangents: skinned.tangents,
+                diagnostics: skinned.diagnostics,
+            });
+        }
+        posed.push(PosedNode {
+            node,
+            mesh: m,
+            skin: s,
+            primitives,
+        });
+    }
+    export::write(&model, &pose, &posed, output)?;
+    Ok(())
+}
