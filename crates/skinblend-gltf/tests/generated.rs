@@ -36,18 +36,21 @@ fn skinned(model: &Model, animation: Option<usize>, time_s: f32, method: Method)
     posed[0].primitives[0].positions.clone()
 }
 
-/// `n` root joints at x = j, a mesh of `vertices` points; returns (builder, joint nodes).
+/// `joint_count` joints at x = j under one root node (at the origin, so a joint's local
+/// translation is its world one); returns the joint nodes.
 fn flat_rig(b: &mut Builder, joint_count: usize) -> Vec<usize> {
+    let root = b.node(json!({ "name": "rig" }), true);
     let mut joints = Vec::new();
     let mut ibm = Vec::new();
     for j in 0..joint_count {
         let at = Vec3::new(j as f32, 0.0, 0.0);
         joints.push(b.node(
             json!({ "name": format!("j{j}"), "translation": at.to_array() }),
-            true,
+            false,
         ));
         ibm.extend_from_slice(&Mat4::from_translation(-at).to_cols_array());
     }
+    b.json["nodes"][root]["children"] = json!(joints);
     let ibm = b.floats(&ibm, "MAT4");
     b.add(
         "skins",
@@ -56,8 +59,9 @@ fn flat_rig(b: &mut Builder, joint_count: usize) -> Vec<usize> {
     joints
 }
 
-#[test]
-fn joints_1_gives_eight_influences() {
+/// Eight joints in a row; vertex 0 weighs all eight through JOINTS_0 and JOINTS_1, vertex 1
+/// only joint 4 (in JOINTS_1); an animation lifts joint j by j.
+fn eight_influences_file() -> Builder {
     let mut b = Builder::new();
     let joints = flat_rig(&mut b, 8);
     let positions = [[0.0f32, 1.0, 0.0], [1.0, 2.0, 3.0]];
@@ -97,6 +101,12 @@ fn joints_1_gives_eight_influences() {
         "animations",
         json!({ "samplers": samplers, "channels": channels }),
     );
+    b
+}
+
+#[test]
+fn joints_1_gives_eight_influences() {
+    let b = eight_influences_file();
     let model = Model::from_bytes(&b.glb(), None).unwrap();
     let primitive = &model.meshes[0].primitives[0];
     assert_eq!(primitive.influence_sets, 2);
@@ -232,8 +242,9 @@ fn sparse_accessors_substitute_elements() {
     );
 }
 
-#[test]
-fn mesh_quantization_puts_dequantization_in_the_inverse_bind_matrices() {
+/// A two-joint strip whose POSITION is SHORT millimetres and NORMAL normalized BYTE, with the
+/// dequantization in the inverse bind matrices; joint 1 turns 90° about +Z over 1 s.
+fn quantized_file() -> Builder {
     // Positions stored as SHORT millimetres; the inverse bind matrices scale by 1/1000, so every
     // joint is non-rigid even at the bind pose and DQS must carry that scale in its residual.
     let mut b = Builder::new();
@@ -291,6 +302,12 @@ fn mesh_quantization_puts_dequantization_in_the_inverse_bind_matrices() {
     let q = Quat::from_rotation_z(std::f32::consts::FRAC_PI_2);
     let rotations = b.floats(&[0.0, 0.0, 0.0, 1.0, q.x, q.y, q.z, q.w], "VEC4");
     b.add("animations", json!({ "samplers": [{ "input": times, "output": rotations }], "channels": [{ "sampler": 0, "target": { "node": j1, "path": "rotation" } }] }));
+    b
+}
+
+#[test]
+fn mesh_quantization_puts_dequantization_in_the_inverse_bind_matrices() {
+    let b = quantized_file();
     let model = Model::from_bytes(&b.glb(), None).unwrap();
     assert_eq!(
         model.meshes[0].primitives[0].normals.as_ref().unwrap()[0],
@@ -575,4 +592,85 @@ fn one_mesh_used_by_two_skinned_nodes_and_two_skins() {
         out.meshes[1].primitives[0].positions,
         posed[1].primitives[0].positions
     );
+}
+
+/// A strip with two morph targets and an animation of their weights.
+fn morph_file() -> Builder {
+    let (mut b, mesh_node, _, _) = strip(3);
+    let delta_a = b.floats(&[1.0, 0.0, 0.0].repeat(6), "VEC3");
+    let delta_b = b.floats(&[0.0, 0.0, 1.0].repeat(6), "VEC3");
+    b.json["meshes"][0]["primitives"][0]["targets"] =
+        json!([{ "POSITION": delta_a }, { "POSITION": delta_b }]);
+    b.json["meshes"][0]["weights"] = json!([0.5, 0.0]);
+    let times = b.floats(&[0.0, 1.0], "SCALAR");
+    let values = b.floats(&[0.0, 0.0, 1.0, 0.5], "SCALAR");
+    b.json["animations"][0]["samplers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({ "input": times, "output": values }));
+    b.json["animations"][0]["channels"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({ "sampler": 1, "target": { "node": mesh_node, "path": "weights" } }));
+    b
+}
+
+/// The exports of the generated files (quantized, eight influences, morph targets, the
+/// plain strip) pass the Khronos glTF-Validator with 0 errors. Needs node and
+/// `npm ci --prefix tools`; required under CI=true (`.ci/run` installs it).
+#[test]
+fn generated_exports_pass_the_khronos_validator() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let installed = root.join("tools/node_modules/gltf-validator").is_dir();
+    let node = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let out = std::env::temp_dir().join(format!("skinblend-generated-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let mut files = Vec::new();
+    for (name, builder) in [
+        ("strip", strip(5).0),
+        ("quantized", quantized_file()),
+        ("eight", eight_influences_file()),
+        ("morph", morph_file()),
+    ] {
+        let model = Model::from_bytes(&builder.glb(), None).unwrap();
+        for method in [Method::Linear, Method::DualQuaternion] {
+            let pose = model.pose(Some(0), 0.5).unwrap();
+            let posed = model
+                .skin_scene(
+                    &pose,
+                    &SkinOptions {
+                        method,
+                        ..SkinOptions::default()
+                    },
+                )
+                .unwrap();
+            let file = out.join(format!("{name}-{}.glb", method.name()));
+            export::write(&model, &pose, &posed, &file).unwrap();
+            files.push(file);
+        }
+    }
+    if !(installed && node) {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CI=true but the validator is not installed"
+        );
+        eprintln!("skipping the validator: node or tools/node_modules/gltf-validator missing");
+        return;
+    }
+    let run = std::process::Command::new("node")
+        .arg(root.join("tools/validate-gltf.mjs"))
+        .args(&files)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&run.stdout);
+    eprintln!("{report}");
+    assert!(
+        run.status.success(),
+        "validator errors:\n{report}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&out);
 }

@@ -1,0 +1,269 @@
+//! `skinblend info` and `skinblend pose`: exit codes (0 success, 1 bad input with one line
+//! naming the file and the place, 2 bad usage), outputs, and the Khronos validator on the
+//! exports of every sample model.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn skinblend(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skinblend"))
+        .args(args)
+        .output()
+        .expect("run skinblend")
+}
+
+fn models_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models");
+    if dir.join("CesiumMan/CesiumMan.glb").is_file() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var("CI").map_or(true, |v| v != "true"),
+        "CI=true but the sample models are missing at {}",
+        dir.display()
+    );
+    eprintln!("skipping: sample models not found at {}", dir.display());
+    None
+}
+
+const SAMPLES: &[&str] = &[
+    "SimpleSkin/SimpleSkin.gltf",
+    "RiggedSimple/RiggedSimple.glb",
+    "RiggedFigure/RiggedFigure.glb",
+    "CesiumMan/CesiumMan.glb",
+    "Fox/Fox.glb",
+];
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("skinblend-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn info_describes_every_sample_model() {
+    let Some(dir) = models_dir() else { return };
+    for name in SAMPLES {
+        let path = dir.join(name);
+        let text = skinblend(&["info", path.to_str().unwrap()]);
+        assert!(text.status.success(), "{name}: {}", stderr(&text));
+        let out = String::from_utf8(text.stdout).unwrap();
+        assert!(out.contains("skin 0") && out.contains("joints"), "{out}");
+        let json = skinblend(&["info", path.to_str().unwrap(), "--json"]);
+        assert!(json.status.success());
+        let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        assert!(value["skins"][0]["joints"].as_u64().unwrap() >= 2);
+        assert!(!value["animations"].as_array().unwrap().is_empty());
+        assert_eq!(
+            value["repairs"]["vertices_renormalized"], 0,
+            "{name}: samples need no repair"
+        );
+    }
+}
+
+#[test]
+fn pose_writes_glb_gltf_and_obj_and_the_done_when_command_works() {
+    let Some(dir) = models_dir() else { return };
+    let out = temp_dir("pose");
+    let cesium = dir.join("CesiumMan/CesiumMan.glb");
+    let glb = out.join("cm.glb");
+    // The "done when" command.
+    let run = skinblend(&[
+        "pose",
+        cesium.to_str().unwrap(),
+        "--time",
+        "0.5",
+        "--method",
+        "dq",
+        "-o",
+        glb.to_str().unwrap(),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert_eq!(&std::fs::read(&glb).unwrap()[..4], b"glTF");
+    for (extension, magic) in [("gltf", &b"{"[..]), ("obj", &b"# posed"[..])] {
+        let file = out.join(format!("cm.{extension}"));
+        let run = skinblend(&[
+            "pose",
+            cesium.to_str().unwrap(),
+            "--animation",
+            "0",
+            "--time",
+            "1",
+            "-o",
+            file.to_str().unwrap(),
+        ]);
+        assert!(run.status.success(), "{}", stderr(&run));
+        assert!(std::fs::read(&file).unwrap().starts_with(magic));
+    }
+    // Fox's clips by name.
+    let fox = dir.join("Fox/Fox.glb");
+    for clip in ["Survey", "Walk", "Run"] {
+        let file = out.join(format!("fox-{clip}.glb"));
+        let run = skinblend(&[
+            "pose",
+            fox.to_str().unwrap(),
+            "--animation",
+            clip,
+            "--time",
+            "0.3",
+            "-o",
+            file.to_str().unwrap(),
+        ]);
+        assert!(run.status.success(), "{}", stderr(&run));
+    }
+    // No temporary files left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Runs the Khronos glTF-Validator (tools/validate-gltf.mjs) on the export of every sample
+/// model; under CI=true the validator must be installed (`.ci/run` does it).
+#[test]
+fn exports_of_every_sample_pass_the_khronos_validator() {
+    let Some(dir) = models_dir() else { return };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let script = root.join("tools/validate-gltf.mjs");
+    let installed = root.join("tools/node_modules/gltf-validator").is_dir();
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !(installed && node) {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CI=true but the validator is not installed (npm ci --prefix tools)"
+        );
+        eprintln!("skipping: node or tools/node_modules/gltf-validator missing (run npm ci --prefix tools)");
+        return;
+    }
+    let out = temp_dir("validate");
+    let mut files = Vec::new();
+    for name in SAMPLES {
+        for (method, extension) in [("dq", "glb"), ("linear", "gltf")] {
+            let stem = Path::new(name)
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let file = out.join(format!("{stem}-{method}.{extension}"));
+            let run = skinblend(&[
+                "pose",
+                dir.join(name).to_str().unwrap(),
+                "--time",
+                "0.5",
+                "--method",
+                method,
+                "-o",
+                file.to_str().unwrap(),
+            ]);
+            assert!(run.status.success(), "{}", stderr(&run));
+            files.push(file);
+        }
+    }
+    let validate = Command::new("node")
+        .arg(&script)
+        .args(&files)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&validate.stdout);
+    eprintln!("{report}");
+    assert!(
+        validate.status.success(),
+        "validator found errors:\n{report}{}",
+        stderr(&validate)
+    );
+    assert_eq!(
+        report.matches(": 0 errors").count(),
+        files.len(),
+        "{report}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn bad_input_exits_1_with_one_line_naming_the_file_and_place() {
+    let out = temp_dir("bad");
+    let broken = out.join("broken.glb");
+    // A GLB header declaring a length under 12 (a known gltf 1.4.1 panic).
+    let mut bytes = b"glTF".to_vec();
+    bytes.extend_from_slice(&2u32.to_le_bytes());
+    bytes.extend_from_slice(&8u32.to_le_bytes());
+    std::fs::write(&broken, &bytes).unwrap();
+    let target = out.join("x.glb");
+    for args in [
+        vec!["info", broken.to_str().unwrap()],
+        vec![
+            "pose",
+            broken.to_str().unwrap(),
+            "-o",
+            target.to_str().unwrap(),
+        ],
+    ] {
+        let run = skinblend(&args);
+        assert_eq!(run.status.code(), Some(1), "{args:?}");
+        let message = stderr(&run);
+        assert_eq!(message.trim_end().lines().count(), 1, "one line: {message}");
+        assert!(
+            message.contains("broken.glb") && message.contains("GLB byte 8"),
+            "{message}"
+        );
+        assert!(!message.contains("panicked"), "{message}");
+    }
+    assert!(!target.exists(), "no output on failure");
+    let missing = skinblend(&["info", "/nonexistent/model.glb"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("/nonexistent/model.glb"));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn unknown_animation_exits_1_and_bad_usage_exits_2() {
+    let Some(dir) = models_dir() else { return };
+    let fox = dir.join("Fox/Fox.glb");
+    let out = temp_dir("usage");
+    let target = out.join("x.glb");
+    let run = skinblend(&[
+        "pose",
+        fox.to_str().unwrap(),
+        "--animation",
+        "Dance",
+        "-o",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1));
+    let message = stderr(&run);
+    assert!(
+        message.contains("Dance") && message.contains("Survey") && message.contains("Fox.glb"),
+        "{message}"
+    );
+    assert_eq!(message.trim_end().lines().count(), 1);
+    let run = skinblend(&[
+        "pose",
+        fox.to_str().unwrap(),
+        "--method",
+        "nope",
+        "-o",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(2), "unknown method is bad usage");
+    let run = skinblend(&["pose", fox.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(2), "missing -o is bad usage");
+    let run = skinblend(&[
+        "pose",
+        fox.to_str().unwrap(),
+        "-o",
+        out.join("x.png").to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "unknown output extension");
+    assert!(stderr(&run).contains("x.png"));
+    let _ = std::fs::remove_dir_all(&out);
+}
