@@ -658,7 +658,7 @@ pub fn to_obj(model: &Model, pose: &Pose, posed: &[PosedNode]) -> String {
 }
 
 /// Triangles of a primitive (strips and fans converted; other modes give none).
-fn triangles(mode: Mode, index: &[u32]) -> Vec<[u32; 3]> {
+pub(crate) fn triangles(mode: Mode, index: &[u32]) -> Vec<[u32; 3]> {
     match mode {
         Mode::Triangles => index.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect(),
         Mode::TriangleStrip => (2..index.len())

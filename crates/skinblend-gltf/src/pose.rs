@@ -292,6 +292,31 @@ impl Model {
     }
 }
 
+/// The centers of rotation of a primitive's bind pose (before morph targets), for
+/// [`skinblend::Method::CenterOfRotation`]: computed here on every call, since the file does not
+/// carry them (the `_SKINBLEND_COR` attribute is not read or written yet). Points and lines have
+/// no triangles, so all their vertices fall back to DQS.
+///
+/// # Errors
+/// Those of [`skinblend::cor::rotation_centers`].
+fn primitive_rotation_centers(
+    primitive: &Primitive,
+    influences: &skinblend::Influences,
+) -> std::result::Result<Vec<Vec3>, skinblend::SkinError> {
+    let index: Vec<u32> = primitive
+        .indices
+        .clone()
+        .unwrap_or_else(|| (0..primitive.positions.len() as u32).collect());
+    let triangles = crate::export::triangles(primitive.mode, &index);
+    Ok(skinblend::cor::rotation_centers(
+        &primitive.positions,
+        &triangles,
+        influences,
+        &skinblend::cor::CorOptions::default(),
+    )?
+    .centers)
+}
+
 /// Bind-space attributes after morph targets with `weights`.
 pub fn morphed(
     primitive: &Primitive,
@@ -342,13 +367,20 @@ fn skin_primitive(
         return Err(GltfError::invalid(path, "has no JOINTS_0"));
     };
     let (positions, normals, tangents) = morphed(primitive, weights);
-    let input = SkinInput::new(
+    let mut input = SkinInput::new(
         &positions,
         normals.as_deref(),
         tangents.as_deref(),
         influences,
     )
     .map_err(skin_error)?;
+    let rotation_centers;
+    if prepared.options().method == skinblend::Method::CenterOfRotation {
+        rotation_centers = primitive_rotation_centers(primitive, influences).map_err(skin_error)?;
+        input = input
+            .with_rotation_centers(&rotation_centers)
+            .map_err(skin_error)?;
+    }
     let count = positions.len();
     let mut out_positions = vec![Vec3::ZERO; count];
     let mut out_normals = normals.as_ref().map(|_| vec![Vec3::ZERO; count]);
@@ -379,10 +411,14 @@ pub fn method_names() -> Vec<&'static str> {
 
 /// Every method of the core this crate knows of.
 fn all_methods() -> Vec<skinblend::Method> {
-    vec![skinblend::Method::Linear, skinblend::Method::DualQuaternion]
+    vec![
+        skinblend::Method::Linear,
+        skinblend::Method::DualQuaternion,
+        skinblend::Method::CenterOfRotation,
+    ]
 }
 
-/// Parses a method by its [`skinblend::Method::name`] (`"linear"`, `"dq"`).
+/// Parses a method by its [`skinblend::Method::name`] (`"linear"`, `"dq"`, `"cor"`).
 ///
 /// # Errors
 /// [`GltfError::Request`] listing the names there are.
