@@ -4,6 +4,7 @@ mod gpu;
 mod gpu_bench;
 mod info;
 mod pose;
+mod report;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -35,6 +36,27 @@ enum Command {
         /// difference after the table.
         #[arg(long)]
         gpu: bool,
+        /// Also write the picture report into this folder: side-by-side renders (LBS | DQS |
+        /// CoR) of the fine twist and bend cylinders and of shear-and-cap, plots of the
+        /// artefacts against the angle, and a self-contained index.html (always CPU-skinned).
+        #[arg(long, value_name = "DIR")]
+        out: Option<std::path::PathBuf>,
+    },
+    /// Compare the methods (LBS | DQS | CoR) on your own glTF model over an animation and write
+    /// a picture report: per-frame distance between methods and volume and edge ratios, the
+    /// frames where the methods differ most rendered side by side, and index.html.
+    Compare {
+        /// The .gltf or .glb file.
+        file: std::path::PathBuf,
+        /// Animation name or index (default: the first).
+        #[arg(long)]
+        animation: Option<String>,
+        /// Frames sampled evenly over the animation, its first and last time included.
+        #[arg(long, default_value_t = 48)]
+        frames: usize,
+        /// The folder to write the report into (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: std::path::PathBuf,
     },
     /// Describe a glTF 2.0 file: scenes, meshes, skins (joints, influences, non-rigid joints),
     /// animations, and what the loader repaired.
@@ -87,7 +109,16 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Evidence { json, gpu } => run_evidence(json, gpu),
+        Command::Evidence { json, gpu, out } => run_evidence(json, gpu).and_then(|()| match out {
+            Some(dir) => report::evidence(&dir),
+            None => Ok(()),
+        }),
+        Command::Compare {
+            file,
+            animation,
+            frames,
+            out,
+        } => report::compare(&file, animation, frames, &out),
         Command::Info { file, json } => info::run(&file, json),
         Command::Pose {
             file,

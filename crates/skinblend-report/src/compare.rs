@@ -14,10 +14,11 @@ use skinblend::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs}
 use skinblend_gltf::{morphed, Model, Pose};
 
 use crate::error::{ReportError, Result};
-use crate::evidence::{compare_figure, method_label, method_style, Coloring};
+use crate::evidence::{compare_figure_framed, method_label, method_style, Coloring};
 use crate::html::{Block, Page, Section};
 use crate::image::write_atomically;
 use crate::plot::{self, LinePlot, Marker, Series};
+use crate::render::Bounds;
 
 /// What [`write_report`] does and how much.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,11 +158,11 @@ pub fn write_report(
     }
     let shown = file.display().to_string();
     let gltf_error = |what: String| move |source| ReportError::Gltf { what, source };
-    let model = Model::open(file).map_err(gltf_error(shown.clone()))?;
+    let model = Model::open(file).map_err(gltf_error("loading".to_owned()))?;
     let animation = match &options.animation {
         Some(name) => model
             .find_animation(name)
-            .map_err(gltf_error(shown.clone()))?,
+            .map_err(gltf_error(format!("{shown}: --animation {name}")))?,
         None if model.animations.is_empty() => {
             return Err(request(format!(
                 "{shown} has no animation to compare the methods over"
@@ -213,7 +214,7 @@ pub fn write_report(
         .filter_map(|&f| first_pair_max(&frames[f]))
         .fold(0.0f64, f64::max)
         .max(1e-4) as f32;
-    let figure_total = picked.len() * 2;
+    let figure_total = picked.len() * 3;
     let mut render_blocks = Vec::new();
     for (rank, &frame) in picked.iter().enumerate() {
         let time_s = times_s[frame];
@@ -221,25 +222,40 @@ pub fn write_report(
         let named: Vec<(String, Vec<Vec3>)> =
             labels.iter().map(|l| (*l).to_owned()).zip(posed).collect();
         let largest = first_pair_max(&frames[frame]).unwrap_or(0.0) * 100.0;
-        for (kind, coloring) in [
-            ("area", Coloring::AreaChange),
-            ("displacement", Coloring::DisplacementFromFirst),
+        let closeup = closeup_bounds(&named);
+        for (kind, coloring, framed) in [
+            ("area", Coloring::AreaChange, None),
+            ("displacement", Coloring::DisplacementFromFirst, None),
+            ("closeup", Coloring::AreaChange, closeup),
         ] {
-            let heading = format!("frame {frame} (t = {time_s:.3} s): {methods_text}");
-            let image = compare_figure(
+            if kind == "closeup" && framed.is_none() {
+                continue;
+            }
+            let heading = if framed.is_some() {
+                format!("frame {frame} (t = {time_s:.3} s), close-up where the methods differ most: {methods_text}")
+            } else {
+                format!("frame {frame} (t = {time_s:.3} s): {methods_text}")
+            };
+            let image = compare_figure_framed(
                 &heading,
                 &scene.rest,
                 &scene.triangles,
                 &named,
                 coloring,
                 displacement_high,
+                framed,
             )?;
             let name = format!("frame_{frame:04}_{kind}.png");
             let path = dir.join(&name);
             image.write_png(&path)?;
             written.push(path);
-            let caption = match coloring {
-                Coloring::AreaChange => format!(
+            let caption = match (coloring, framed) {
+                (Coloring::AreaChange, Some(_)) => format!(
+                    "A close-up of the same frame around the vertices where {} and {} are furthest apart, same colours (surface area change against the bind pose). Compare the silhouettes: where LBS folds in or flattens, DQS swells out (the bulge); CoR keeps the shape without either as far as its centers allow.",
+                    labels[0],
+                    labels.get(1).copied().unwrap_or(labels[0])
+                ),
+                (Coloring::AreaChange, None) => format!(
                     "Rank {} of the frames where {} and {} differ most (largest vertex distance {largest:.2}% of the model's size). Colour is the change of surface area against the bind pose: look at the joints; blue where a method pinches or collapses the skin (LBS at twisting and bending joints), red where it swells (DQS's bulge).",
                     rank + 1,
                     labels[0],
@@ -540,6 +556,40 @@ fn measure_frame(
         rms_displacement,
         volume_ratio,
         mean_edge_ratio,
+    })
+}
+
+/// Share of the largest LBS–DQS distance above which a vertex is in the close-up.
+const CLOSEUP_SHARE: f32 = 0.5;
+
+/// A box around the vertices where the first two results are furthest apart (distance at least
+/// [`CLOSEUP_SHARE`] of the largest), in every method's pose, made a cube with room around it
+/// and at least a sixth of the whole model's size. `None` with fewer than two results or where
+/// they do not differ.
+fn closeup_bounds(posed: &[(String, Vec<Vec3>)]) -> Option<Bounds> {
+    let (first, second) = (&posed.first()?.1, &posed.get(1)?.1);
+    let whole = Bounds::of(first)?;
+    let distances: Vec<f32> = first
+        .iter()
+        .zip(second)
+        .map(|(a, b)| a.distance(*b))
+        .collect();
+    let largest = distances.iter().copied().fold(0.0f32, f32::max);
+    if largest.is_nan() || largest <= 0.0 {
+        return None;
+    }
+    let selected: Vec<Vec3> = distances
+        .iter()
+        .enumerate()
+        .filter(|(_, &d)| d >= CLOSEUP_SHARE * largest)
+        .flat_map(|(v, _)| posed.iter().filter_map(move |(_, p)| p.get(v).copied()))
+        .collect();
+    let around = Bounds::of(&selected)?;
+    let center = (around.min + around.max) / 2.0;
+    let half = ((around.max - around.min).max_element() * 0.8).max(whole.diagonal() / 12.0);
+    Some(Bounds {
+        min: center - Vec3::splat(half),
+        max: center + Vec3::splat(half),
     })
 }
 

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 /// names the place (file, figure, vertex, JSON path) and the value.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    /// Reading or writing a file failed (the cause is the error's source).
+    #[error("{}", path.display())]
     Io {
         /// The file or folder.
         path: PathBuf,
@@ -75,8 +75,8 @@ pub enum ReportError {
         /// The value, printed.
         value: String,
     },
-    /// The core rejected a skinning or a measurement.
-    #[error("{what}: {source}")]
+    /// The core rejected a skinning or a measurement (the cause is the error's source).
+    #[error("{what}")]
     Skin {
         /// What was being skinned or measured.
         what: String,
@@ -84,8 +84,8 @@ pub enum ReportError {
         #[source]
         source: skinblend::SkinError,
     },
-    /// The glTF crate rejected the file or a request on it.
-    #[error("{what}: {source}")]
+    /// The glTF crate rejected the file or a request on it (the cause is the error's source).
+    #[error("{what}")]
     Gltf {
         /// The file and what was being done.
         what: String,

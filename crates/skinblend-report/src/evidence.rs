@@ -90,16 +90,42 @@ pub fn compare_figure(
     coloring: Coloring,
     displacement_high: f32,
 ) -> Result<RgbImage> {
-    let bounds = posed
+    compare_figure_framed(
+        heading,
+        rest,
+        triangles,
+        posed,
+        coloring,
+        displacement_high,
+        None,
+    )
+}
+
+/// [`compare_figure`] with the camera framing `frame` instead of the whole meshes (a close-up;
+/// geometry outside is clipped). Displacements stay relative to the whole meshes' diagonal.
+///
+/// # Errors
+/// As [`compare_figure`].
+pub fn compare_figure_framed(
+    heading: &str,
+    rest: &[Vec3],
+    triangles: &[[u32; 3]],
+    posed: &[(String, Vec<Vec3>)],
+    coloring: Coloring,
+    displacement_high: f32,
+    frame: Option<Bounds>,
+) -> Result<RgbImage> {
+    let whole = posed
         .iter()
         .filter_map(|(_, p)| Bounds::of(p))
         .reduce(Bounds::union)
         .ok_or_else(|| ReportError::Request {
             what: format!("figure {heading:?}: no finite mesh to frame"),
         })?;
+    let bounds = frame.unwrap_or(whole);
     let (width, height) = panel_size(&bounds);
     let camera = Camera::three_quarter(&bounds, width, height);
-    let diagonal = bounds.diagonal();
+    let diagonal = whole.diagonal();
     let map = match coloring {
         Coloring::None => None,
         Coloring::EdgeStrain => Some(edge_strain_map()),

@@ -1,0 +1,121 @@
+//! `skinblend evidence --out DIR` and `skinblend compare FILE --out DIR` write their reports.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn models_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var("CI").map_or(true, |ci| ci != "true"),
+        "CI=true but the sample models are missing at {}",
+        dir.display()
+    );
+    eprintln!("skipping: sample models not found at {}", dir.display());
+    None
+}
+
+fn skinblend(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_skinblend"))
+        .args(args)
+        .output()
+        .expect("run skinblend")
+}
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn pngs(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("report dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".png"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn evidence_out_writes_the_picture_report_and_still_prints_the_table() {
+    let dir = fresh_dir("cli-evidence-report");
+    let output = skinblend(&["evidence", "--out", dir.to_str().expect("utf-8 path")]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("twist_coarse"));
+    let html = std::fs::read_to_string(dir.join("index.html")).expect("index.html");
+    let images = pngs(&dir);
+    for name in [
+        "twist_fine_180.png",
+        "bend_fine_090.png",
+        "shear_cap_090.png",
+        "candy_wrapper_radius.png",
+    ] {
+        assert!(images.iter().any(|n| n == name), "{name} in {images:?}");
+        assert!(html.contains(name), "{name} on the page");
+    }
+}
+
+#[test]
+fn compare_writes_a_report_of_a_sample_model() {
+    let Some(models) = models_dir() else { return };
+    let dir = fresh_dir("cli-compare-report");
+    let model = models.join("RiggedSimple/RiggedSimple.glb");
+    let output = skinblend(&[
+        "compare",
+        model.to_str().expect("utf-8 path"),
+        "--animation",
+        "0",
+        "--frames",
+        "6",
+        "--out",
+        dir.to_str().expect("utf-8 path"),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let html = std::fs::read_to_string(dir.join("index.html")).expect("index.html");
+    let images = pngs(&dir);
+    for name in [
+        "frame_displacement.png",
+        "frame_volume_ratio.png",
+        "frame_edge_ratio.png",
+    ] {
+        assert!(images.iter().any(|n| n == name), "{name} in {images:?}");
+    }
+    let frames = images.iter().filter(|n| n.starts_with("frame_0")).count();
+    assert!(frames >= 2, "picked frames rendered: {images:?}");
+    assert_eq!(html.matches("<img ").count(), images.len());
+}
+
+#[test]
+fn compare_errors_name_the_problem() {
+    let dir = fresh_dir("cli-compare-errors");
+    let out = dir.to_str().expect("utf-8 path");
+    let missing = skinblend(&["compare", "no-such-file.glb", "--out", out]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no-such-file.glb"));
+    let Some(models) = models_dir() else { return };
+    let model = models.join("RiggedSimple/RiggedSimple.glb");
+    let model = model.to_str().expect("utf-8 path");
+    let zero = skinblend(&["compare", model, "--frames", "0", "--out", out]);
+    assert!(!zero.status.success());
+    assert!(String::from_utf8_lossy(&zero.stderr).contains("--frames"));
+    let unknown = skinblend(&["compare", model, "--animation", "nope", "--out", out]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("nope"));
+    assert!(
+        !dir.join("index.html").exists(),
+        "no report from a failed run"
+    );
+}
