@@ -1,5 +1,6 @@
 //! The `skinblend` command line program.
 
+mod bench;
 mod gpu;
 mod gpu_bench;
 mod info;
@@ -104,6 +105,18 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure skinning speed (million vertices per second) for every method, attribute set,
+    /// influence count, mesh size and backend (scalar, SIMD, all cores), beside the memory floor
+    /// measured in the same run, and the per-frame cost of preparing a palette.
+    Bench {
+        /// Only positions+normals with 4 influences (under a minute).
+        #[arg(long)]
+        quick: bool,
+        /// Print JSON (`rows` with backend, method, attributes, influences, vertices, threads,
+        /// mverts_per_s, floor_mverts_per_s) instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -145,6 +158,7 @@ fn main() -> ExitCode {
             frames,
             json,
         }),
+        Command::Bench { quick, json } => run_bench(quick, json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -183,6 +197,26 @@ fn run_evidence(json: bool, on_gpu: bool) -> Result<()> {
         if let Some(note) = gpu_note {
             write!(out, "\n{note}")?;
         }
+    }
+    Ok(())
+}
+
+fn run_bench(quick: bool, json: bool) -> Result<()> {
+    let plan = if quick {
+        bench::Plan::quick()
+    } else {
+        bench::Plan::full()
+    };
+    let (rows, prepare_rows) = bench::run(&plan, !json)?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&bench::json(&rows, &prepare_rows))?
+        )?;
+    } else {
+        write!(out, "{}", bench::table(&rows, &prepare_rows))?;
     }
     Ok(())
 }

@@ -391,3 +391,81 @@ fn cylinder(
     }
     mesh
 }
+
+/// A synthetic rig for benchmarks: random positions in a 2 m cube with unit normals and
+/// tangents, `influences_per_vertex` distinct joints per vertex out of `joint_count` with random
+/// weights summing to one, and a palette of random rigid motions. Deterministic in `seed`.
+#[derive(Debug, Clone)]
+pub struct BenchmarkMesh {
+    /// Bind-pose positions.
+    pub positions: Vec<Vec3>,
+    /// Unit normals.
+    pub normals: Vec<Vec3>,
+    /// Unit tangents, `w = ±1`.
+    pub tangents: Vec<Vec4>,
+    /// Influences.
+    pub influences: Influences,
+    /// Skin matrices of rigid motions, one per joint.
+    pub palette: Vec<Mat4>,
+}
+
+/// Builds a [`BenchmarkMesh`]. `influences_per_vertex` must not exceed `joint_count`
+/// (otherwise it is clamped to it); `joint_count` is clamped to at least 1.
+#[must_use]
+pub fn benchmark_mesh(
+    vertex_count: usize,
+    influences_per_vertex: usize,
+    joint_count: usize,
+    seed: u64,
+) -> BenchmarkMesh {
+    let joint_count = joint_count.clamp(1, usize::from(u16::MAX) + 1);
+    let k = influences_per_vertex.clamp(1, joint_count);
+    // xorshift64*: small, fast, deterministic; quality is irrelevant here.
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut unit = move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let mut positions = Vec::with_capacity(vertex_count);
+    let mut normals = Vec::with_capacity(vertex_count);
+    let mut tangents = Vec::with_capacity(vertex_count);
+    let mut joints = Vec::with_capacity(vertex_count * k);
+    let mut weights = Vec::with_capacity(vertex_count * k);
+    for _ in 0..vertex_count {
+        positions.push(Vec3::new(
+            unit() * 2.0 - 1.0,
+            unit() * 2.0,
+            unit() * 2.0 - 1.0,
+        ));
+        let normal = Vec3::new(unit() - 0.5, unit() - 0.5, unit() - 0.5).normalize_or(Vec3::Y);
+        normals.push(normal);
+        let w = if unit() < 0.5 { 1.0 } else { -1.0 };
+        tangents.push(normal.any_orthonormal_vector().extend(w));
+        let first = (unit() * joint_count as f32) as usize % joint_count;
+        let raw: Vec<f32> = (0..k).map(|_| unit() + 0.05).collect();
+        let sum: f32 = raw.iter().sum();
+        for (slot, w) in raw.iter().enumerate() {
+            joints.push(((first + slot) % joint_count) as u16);
+            weights.push(w / sum);
+        }
+    }
+    let influences = Influences::new(k, joints, weights, joint_count)
+        .expect("benchmark weights are valid by construction");
+    let palette = (0..joint_count)
+        .map(|_| {
+            let axis = Vec3::new(unit() - 0.5, unit() - 0.5, unit() - 0.5).normalize_or(Vec3::Y);
+            let rotation = Quat::from_axis_angle(axis, (unit() - 0.5) * TAU);
+            let translation = Vec3::new(unit() - 0.5, unit() - 0.5, unit() - 0.5);
+            Mat4::from_rotation_translation(rotation, translation)
+        })
+        .collect();
+    BenchmarkMesh {
+        positions,
+        normals,
+        tangents,
+        influences,
+        palette,
+    }
+}

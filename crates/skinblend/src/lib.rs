@@ -52,12 +52,14 @@ mod influences;
 mod kernels;
 pub mod metrics;
 mod palette;
+mod simd;
 mod skin;
 
 pub use dual_quat::DualQuat;
 pub use error::SkinError;
 pub use influences::{InfluenceBuildReport, Influences};
 pub use palette::{prepare, split, PreparedPalette, RigidSplit, DEFAULT_RIGID_TOLERANCE};
+pub use simd::simd_backend;
 pub use skin::{
     skin, skin_into, Diagnostics, Method, SkinInput, SkinOptions, SkinOutputs, Skinned,
 };

@@ -50,6 +50,15 @@ pub struct SkinOptions {
     /// A split residual within this of the identity (per entry) counts as rigid; default
     /// [`DEFAULT_RIGID_TOLERANCE`] (1e-4).
     pub rigid_tolerance: f32,
+    /// Split large meshes over the current rayon pool (default `true`, with the `rayon`
+    /// feature). Choose the thread count by calling inside `rayon::ThreadPool::install`; `false`
+    /// runs on the calling thread only, for engines with their own job systems. The result is
+    /// bit-identical either way.
+    pub parallel: bool,
+    /// Use the SIMD kernels where the CPU has them, detected at run time (default `true`);
+    /// `false` forces the scalar reference kernel. SIMD results differ from the scalar ones by
+    /// f32 rounding only (fused multiply-adds, another summation order).
+    pub simd: bool,
 }
 
 impl Default for SkinOptions {
@@ -58,6 +67,8 @@ impl Default for SkinOptions {
             method: Method::Linear,
             renormalize: true,
             rigid_tolerance: DEFAULT_RIGID_TOLERANCE,
+            parallel: true,
+            simd: true,
         }
     }
 }
@@ -373,7 +384,10 @@ fn skin_split(
 ) -> Diagnostics {
     let count = outputs.positions.len();
     #[cfg(feature = "rayon")]
-    if count > PARALLEL_CHUNK_VERTICES && rayon::current_num_threads() > 1 {
+    if palette.options().parallel
+        && count > PARALLEL_CHUNK_VERTICES
+        && rayon::current_num_threads() > 1
+    {
         // Split on a chunk boundary so the partition does not depend on the thread count.
         let mid = (count / 2).div_ceil(PARALLEL_CHUNK_VERTICES) * PARALLEL_CHUNK_VERTICES;
         let (low, high) = outputs.split_at(mid);
@@ -386,6 +400,11 @@ fn skin_split(
     }
     #[cfg(not(feature = "rayon"))]
     let _ = PARALLEL_CHUNK_VERTICES;
+    if palette.options().simd {
+        if let Some(kernel) = crate::simd::select(input, palette, &outputs) {
+            return kernel(input, palette, first_vertex, outputs);
+        }
+    }
     crate::kernels::skin_range(input, palette, first_vertex, outputs)
 }
 

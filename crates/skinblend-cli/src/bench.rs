@@ -1,0 +1,430 @@
+//! `skinblend bench`: million vertices per second against the memory floor, measured in one run.
+//!
+//! The floor is a plain copy loop over the same input and output bytes (bind-pose attributes and
+//! influences in, posed attributes out) on the same number of threads, timed right before each
+//! kernel it is compared with, so the ratio holds on a noisy machine.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use glam::{Vec3, Vec4};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use skinblend::fixtures::{benchmark_mesh, BenchmarkMesh};
+use skinblend::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs};
+
+/// Joints in the benchmark rigs (ozz-animation's SkinningJob figures use 64 as well).
+const BENCH_JOINTS: usize = 64;
+
+/// Which vertex attributes are skinned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attributes {
+    /// Positions only.
+    P,
+    /// Positions and normals.
+    Pn,
+    /// Positions, normals and tangents.
+    Pnt,
+}
+
+impl Attributes {
+    fn name(self) -> &'static str {
+        match self {
+            Attributes::P => "p",
+            Attributes::Pn => "pn",
+            Attributes::Pnt => "pnt",
+        }
+    }
+}
+
+/// How the kernel runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The scalar reference kernel on one thread.
+    Scalar,
+    /// The SIMD kernel on one thread.
+    Simd,
+    /// The SIMD kernel on every thread of the rayon pool.
+    Parallel,
+}
+
+impl Backend {
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Scalar => "scalar",
+            Backend::Simd => "simd",
+            Backend::Parallel => "parallel",
+        }
+    }
+}
+
+/// One measured configuration.
+#[derive(Debug, Clone)]
+pub struct Row {
+    backend: Backend,
+    method: Method,
+    attributes: Attributes,
+    influences: usize,
+    vertices: usize,
+    threads: usize,
+    mverts_per_s: f64,
+    floor_mverts_per_s: f64,
+}
+
+/// The per-frame cost of preparing a palette.
+#[derive(Debug, Clone)]
+pub struct PrepareRow {
+    method: Method,
+    joints: usize,
+    microseconds: f64,
+}
+
+/// The matrix to measure.
+pub struct Plan {
+    methods: Vec<Method>,
+    attributes: Vec<Attributes>,
+    influences: Vec<usize>,
+    vertices: Vec<usize>,
+    backends: Vec<Backend>,
+    /// Minimum time per measurement sample.
+    sample: Duration,
+    /// Samples per measurement (the median is reported).
+    samples: usize,
+}
+
+impl Plan {
+    /// The full matrix of DESIGN.md.
+    pub fn full() -> Self {
+        Self {
+            methods: vec![Method::Linear, Method::DualQuaternion],
+            attributes: vec![Attributes::P, Attributes::Pn, Attributes::Pnt],
+            influences: vec![1, 2, 4, 8],
+            vertices: vec![10_000, 100_000, 1_000_000],
+            backends: vec![Backend::Scalar, Backend::Simd, Backend::Parallel],
+            sample: Duration::from_millis(40),
+            samples: 5,
+        }
+    }
+
+    /// The rows that matter most, in well under a minute.
+    pub fn quick() -> Self {
+        Self {
+            methods: vec![Method::Linear, Method::DualQuaternion],
+            attributes: vec![Attributes::Pn],
+            influences: vec![4],
+            vertices: vec![10_000, 100_000, 1_000_000],
+            backends: vec![Backend::Scalar, Backend::Simd, Backend::Parallel],
+            sample: Duration::from_millis(25),
+            samples: 3,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.methods.len()
+            * self.attributes.len()
+            * self.influences.len()
+            * self.vertices.len()
+            * self.backends.len()
+    }
+}
+
+/// Runs the plan, showing progress on stderr.
+pub fn run(plan: &Plan, show_progress: bool) -> Result<(Vec<Row>, Vec<PrepareRow>)> {
+    let progress = if show_progress {
+        ProgressBar::new(plan.len() as u64 + 6)
+    } else {
+        ProgressBar::hidden()
+    };
+    progress.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+            .context("progress bar template")?,
+    );
+    let threads = rayon::current_num_threads();
+    let mut rows = Vec::new();
+    for &vertices in &plan.vertices {
+        for &influences in &plan.influences {
+            let mesh = benchmark_mesh(vertices, influences, BENCH_JOINTS, 0x5EED);
+            let mut out = Outputs::new(vertices);
+            for &attributes in &plan.attributes {
+                for &backend in &plan.backends {
+                    let threads = if backend == Backend::Parallel {
+                        threads
+                    } else {
+                        1
+                    };
+                    let floor = floor_mverts_per_s(&mesh, attributes, threads, &mut out, plan);
+                    for &method in &plan.methods {
+                        progress.set_message(format!(
+                            "{} {} k={influences} {vertices} {}",
+                            method.name(),
+                            attributes.name(),
+                            backend.name()
+                        ));
+                        let mverts_per_s = kernel_mverts_per_s(
+                            &mesh, attributes, method, backend, &mut out, plan,
+                        )?;
+                        rows.push(Row {
+                            backend,
+                            method,
+                            attributes,
+                            influences,
+                            vertices,
+                            threads,
+                            mverts_per_s,
+                            floor_mverts_per_s: floor,
+                        });
+                        progress.inc(1);
+                    }
+                }
+            }
+        }
+    }
+    let mut prepare_rows = Vec::new();
+    for joints in [64, 256, 1024] {
+        let mesh = benchmark_mesh(1, 1, joints, 7);
+        for method in [Method::Linear, Method::DualQuaternion] {
+            progress.set_message(format!("prepare {} {joints} joints", method.name()));
+            let options = SkinOptions {
+                method,
+                ..SkinOptions::default()
+            };
+            let mut prepared = prepare(&mesh.palette, None, &options)?;
+            let seconds_per_call = median_seconds_per_call(plan, || {
+                prepared.update(black_box(&mesh.palette)).map(|_| ())
+            })?;
+            prepare_rows.push(PrepareRow {
+                method,
+                joints,
+                microseconds: seconds_per_call * 1e6,
+            });
+            progress.inc(1);
+        }
+    }
+    progress.finish_and_clear();
+    Ok((rows, prepare_rows))
+}
+
+/// Output buffers reused by every measurement of one vertex count.
+struct Outputs {
+    positions: Vec<Vec3>,
+    normals: Vec<Vec3>,
+    tangents: Vec<Vec4>,
+}
+
+impl Outputs {
+    fn new(vertices: usize) -> Self {
+        Self {
+            positions: vec![Vec3::ZERO; vertices],
+            normals: vec![Vec3::ZERO; vertices],
+            tangents: vec![Vec4::ZERO; vertices],
+        }
+    }
+}
+
+fn kernel_mverts_per_s(
+    mesh: &BenchmarkMesh,
+    attributes: Attributes,
+    method: Method,
+    backend: Backend,
+    out: &mut Outputs,
+    plan: &Plan,
+) -> Result<f64> {
+    let normals = attributes != Attributes::P;
+    let tangents = attributes == Attributes::Pnt;
+    let input = SkinInput::new(
+        &mesh.positions,
+        normals.then_some(&mesh.normals[..]),
+        tangents.then_some(&mesh.tangents[..]),
+        &mesh.influences,
+    )?;
+    let options = SkinOptions {
+        method,
+        parallel: backend == Backend::Parallel,
+        simd: backend != Backend::Scalar,
+        ..SkinOptions::default()
+    };
+    let prepared = prepare(&mesh.palette, None, &options)?;
+    let seconds = median_seconds_per_call(plan, || {
+        let outputs = SkinOutputs {
+            positions: &mut out.positions,
+            normals: normals.then_some(&mut out.normals[..]),
+            tangents: tangents.then_some(&mut out.tangents[..]),
+        };
+        skin_into(&input, &prepared, outputs).map(|d| {
+            black_box(d);
+        })
+    })?;
+    Ok(mesh.positions.len() as f64 / seconds / 1e6)
+}
+
+/// The memory floor: the same input bytes read and the same output bytes written by a plain
+/// loop, on `threads` threads, in million vertices per second.
+fn floor_mverts_per_s(
+    mesh: &BenchmarkMesh,
+    attributes: Attributes,
+    threads: usize,
+    out: &mut Outputs,
+    plan: &Plan,
+) -> f64 {
+    let k = mesh.influences.influences_per_vertex();
+    let joints = mesh.influences.joints();
+    let weights = mesh.influences.weights();
+    let normals = attributes != Attributes::P;
+    let tangents = attributes == Attributes::Pnt;
+    let chunk = 4096;
+    // memcpy of each attribute, and every influence byte folded into a checksum the optimizer
+    // cannot drop: the cheapest way to move the same bytes.
+    let copy_range = |start: usize, p: &mut [Vec3], n: &mut [Vec3], t: &mut [Vec4]| {
+        let end = start + p.len();
+        p.copy_from_slice(&mesh.positions[start..end]);
+        if normals {
+            n.copy_from_slice(&mesh.normals[start..end]);
+        }
+        if tangents {
+            t.copy_from_slice(&mesh.tangents[start..end]);
+        }
+        let joint_bits = joints[start * k..end * k]
+            .iter()
+            .fold(0u16, |acc, &j| acc ^ j);
+        let weight_bits = weights[start * k..end * k]
+            .iter()
+            .fold(0u32, |acc, &w| acc ^ w.to_bits());
+        black_box((joint_bits, weight_bits));
+    };
+    let seconds = median_seconds_per_call(plan, || {
+        if threads > 1 {
+            out.positions
+                .par_chunks_mut(chunk)
+                .zip(out.normals.par_chunks_mut(chunk))
+                .zip(out.tangents.par_chunks_mut(chunk))
+                .enumerate()
+                .for_each(|(c, ((p, n), t))| copy_range(c * chunk, p, n, t));
+        } else {
+            for (c, ((p, n), t)) in out
+                .positions
+                .chunks_mut(chunk)
+                .zip(out.normals.chunks_mut(chunk))
+                .zip(out.tangents.chunks_mut(chunk))
+                .enumerate()
+            {
+                copy_range(c * chunk, p, n, t);
+            }
+        }
+        black_box(&out.positions);
+        Ok::<(), anyhow::Error>(())
+    })
+    .unwrap_or(f64::INFINITY);
+    mesh.positions.len() as f64 / seconds / 1e6
+}
+
+/// Median over `plan.samples` samples of the time per call, each sample repeating the call for
+/// at least `plan.sample`.
+fn median_seconds_per_call<E>(
+    plan: &Plan,
+    mut call: impl FnMut() -> Result<(), E>,
+) -> Result<f64, E> {
+    call()?; // warm caches and the thread pool
+    let mut samples = Vec::with_capacity(plan.samples);
+    for _ in 0..plan.samples {
+        let start = Instant::now();
+        let mut calls = 0u32;
+        while start.elapsed() < plan.sample {
+            call()?;
+            calls += 1;
+        }
+        samples.push(start.elapsed().as_secs_f64() / f64::from(calls));
+    }
+    samples.sort_by(f64::total_cmp);
+    Ok(samples[samples.len() / 2])
+}
+
+/// The CPU's model name, from /proc/cpuinfo where there is one.
+pub fn cpu_name() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+/// The rows as a table.
+pub fn table(rows: &[Row], prepare_rows: &[PrepareRow]) -> String {
+    let mut text = format!(
+        "CPU: {} ({} threads); SIMD: {}; {BENCH_JOINTS} joints; floor = plain copy of the same \
+         bytes on the same threads\n\n",
+        cpu_name(),
+        rayon::current_num_threads(),
+        skinblend::simd_backend().unwrap_or("none (scalar fallback)")
+    );
+    text.push_str(&format!(
+        "{:<8} {:<6} {:<4} {:>2} {:>9} {:>7} {:>10} {:>10} {:>7}\n",
+        "backend", "method", "attr", "k", "vertices", "threads", "Mverts/s", "floor", "ratio"
+    ));
+    for r in rows {
+        text.push_str(&format!(
+            "{:<8} {:<6} {:<4} {:>2} {:>9} {:>7} {:>10.1} {:>10.1} {:>7.2}\n",
+            r.backend.name(),
+            r.method.name(),
+            r.attributes.name(),
+            r.influences,
+            r.vertices,
+            r.threads,
+            r.mverts_per_s,
+            r.floor_mverts_per_s,
+            r.mverts_per_s / r.floor_mverts_per_s
+        ));
+    }
+    text.push_str("\nPalette preparation per frame:\n");
+    for r in prepare_rows {
+        text.push_str(&format!(
+            "{:<6} {:>5} joints {:>9.2} µs\n",
+            r.method.name(),
+            r.joints,
+            r.microseconds
+        ));
+    }
+    text
+}
+
+/// The rows as JSON: `{"cpu", "simd", "rows": [...], "prepare": [...]}`.
+pub fn json(rows: &[Row], prepare_rows: &[PrepareRow]) -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "backend": r.backend.name(),
+                "method": r.method.name(),
+                "attributes": r.attributes.name(),
+                "influences": r.influences,
+                "vertices": r.vertices,
+                "threads": r.threads,
+                "mverts_per_s": r.mverts_per_s,
+                "floor_mverts_per_s": r.floor_mverts_per_s,
+                "floor_ratio": r.mverts_per_s / r.floor_mverts_per_s,
+            })
+        })
+        .collect();
+    let prepare: Vec<serde_json::Value> = prepare_rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "method": r.method.name(),
+                "joints": r.joints,
+                "microseconds_per_frame": r.microseconds,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "cpu": cpu_name(),
+        "simd": skinblend::simd_backend(),
+        "threads": rayon::current_num_threads(),
+        "joints": BENCH_JOINTS,
+        "rows": rows,
+        "prepare": prepare,
+    })
+}

@@ -1,0 +1,109 @@
+//! `skin_into` with a prepared palette allocates nothing per frame, and neither does
+//! `PreparedPalette::update` for the same joint count: a counting global allocator proves it.
+//! Only allocations made on the test's own thread and on the rayon pool it skins with are
+//! counted, so the test harness's threads cannot disturb the count.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use glam::{Vec3, Vec4};
+use skinblend::{fixtures, prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs};
+
+struct CountingAllocator;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static COUNTED: Cell<bool> = const { Cell::new(false) };
+}
+
+fn count() {
+    if COUNTED.with(Cell::get) {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+// SAFETY: defers every operation to the system allocator; only counts calls.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+#[test]
+fn skinning_a_frame_allocates_nothing() {
+    let mesh = fixtures::benchmark_mesh(20_000, 4, 64, 1);
+    let n = mesh.positions.len();
+    let (mut positions, mut normals, mut tangents) = (
+        vec![Vec3::ZERO; n],
+        vec![Vec3::ZERO; n],
+        vec![Vec4::ZERO; n],
+    );
+    let input = SkinInput::new(
+        &mesh.positions,
+        Some(&mesh.normals),
+        Some(&mesh.tangents),
+        &mesh.influences,
+    )
+    .unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .start_handler(|_| COUNTED.with(|c| c.set(true)))
+        .build()
+        .unwrap();
+    for method in [Method::Linear, Method::DualQuaternion] {
+        for (simd, parallel) in [(true, false), (false, false), (true, true), (false, true)] {
+            let options = SkinOptions {
+                method,
+                simd,
+                parallel,
+                ..SkinOptions::default()
+            };
+            let mut prepared = prepare(&mesh.palette, None, &options).unwrap();
+            let allocations = pool.install(|| {
+                // One warm-up frame, then count five.
+                skin_into(&input, &prepared, SkinOutputs::positions(&mut positions)).unwrap();
+                COUNTED.with(|c| c.set(true));
+                let before = ALLOCATIONS.load(Ordering::SeqCst);
+                for _ in 0..5 {
+                    prepared.update(&mesh.palette).unwrap();
+                    let outputs = SkinOutputs {
+                        positions: &mut positions,
+                        normals: Some(&mut normals),
+                        tangents: Some(&mut tangents),
+                    };
+                    skin_into(&input, &prepared, outputs).unwrap();
+                }
+                let after = ALLOCATIONS.load(Ordering::SeqCst);
+                COUNTED.with(|c| c.set(false));
+                after - before
+            });
+            assert_eq!(
+                allocations,
+                0,
+                "{} simd={simd} parallel={parallel}: {allocations} allocations in 5 frames",
+                method.name()
+            );
+        }
+    }
+}

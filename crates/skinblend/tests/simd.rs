@@ -1,0 +1,190 @@
+//! The SIMD kernels against the scalar reference kernel, for every variant the dispatch table
+//! has: methods × attribute sets × influence counts, rigid, non-rigid and antipodal palettes,
+//! ragged vertex counts (tails and fallbacks), unweighted vertices, and the fixtures.
+
+mod common;
+
+use common::*;
+use glam::{Mat4, Vec3, Vec4};
+use skinblend::{
+    fixtures, prepare, skin_into, Diagnostics, DualQuat, Influences, Method, PreparedPalette,
+    SkinInput, SkinOptions, SkinOutputs,
+};
+
+/// SIMD vs scalar: fused multiply-adds and another summation order, over up to 8 influences and
+/// a normalization, on values of order one: a few ulps (1.2e-7 each), with headroom for the
+/// cofactor products of the LBS normal matrix.
+const SIMD_VS_SCALAR: f64 = 1e-5;
+
+struct Result3 {
+    positions: Vec<Vec3>,
+    normals: Vec<Vec3>,
+    tangents: Vec<Vec4>,
+    diagnostics: Diagnostics,
+}
+
+fn run(
+    input: &SkinInput<'_>,
+    prepared: &PreparedPalette,
+    normals: bool,
+    tangents: bool,
+) -> Result3 {
+    let n = input.vertex_count();
+    let mut out = Result3 {
+        positions: vec![Vec3::ZERO; n],
+        normals: vec![Vec3::ZERO; n],
+        tangents: vec![Vec4::ZERO; n],
+        diagnostics: Diagnostics::default(),
+    };
+    out.diagnostics = skin_into(
+        input,
+        prepared,
+        SkinOutputs {
+            positions: &mut out.positions,
+            normals: normals.then_some(&mut out.normals[..]),
+            tangents: tangents.then_some(&mut out.tangents[..]),
+        },
+    )
+    .unwrap();
+    out
+}
+
+/// Skins with the SIMD and the scalar kernel (palettes made by `make`) and compares.
+fn compare(what: &str, input: &SkinInput<'_>, make: impl Fn(&SkinOptions) -> PreparedPalette) {
+    for method in [Method::Linear, Method::DualQuaternion] {
+        for (normals, tangents) in [(false, false), (true, false), (true, true), (false, true)] {
+            if (normals && input.normals().is_none()) || (tangents && input.tangents().is_none()) {
+                continue;
+            }
+            let options = |simd| SkinOptions {
+                method,
+                simd,
+                parallel: false,
+                ..SkinOptions::default()
+            };
+            let simd = run(input, &make(&options(true)), normals, tangents);
+            let scalar = run(input, &make(&options(false)), normals, tangents);
+            let what = format!("{what} {} n={normals} t={tangents}", method.name());
+            assert_points_close(&what, &scalar.positions, &simd.positions, SIMD_VS_SCALAR);
+            assert_eq!(scalar.diagnostics, simd.diagnostics, "{what}: diagnostics");
+            if normals {
+                assert_points_close(&what, &scalar.normals, &simd.normals, SIMD_VS_SCALAR);
+            }
+            if tangents {
+                let xyz = |t: &[Vec4]| t.iter().map(|t| t.truncate()).collect::<Vec<_>>();
+                assert_points_close(
+                    &what,
+                    &xyz(&scalar.tangents),
+                    &xyz(&simd.tangents),
+                    SIMD_VS_SCALAR,
+                );
+                let w = |t: &[Vec4]| t.iter().map(|t| t.w).collect::<Vec<_>>();
+                assert_eq!(w(&scalar.tangents), w(&simd.tangents), "{what}: handedness");
+            }
+        }
+    }
+}
+
+#[test]
+fn simd_backend_is_reported() {
+    match skinblend::simd_backend() {
+        Some(name) => println!("SIMD kernels in use: {name}"),
+        None => println!("no SIMD kernels on this CPU: the comparisons below test scalar = scalar"),
+    }
+}
+
+#[test]
+fn random_rigs_every_influence_count() {
+    let mut rng = Rng::new(17);
+    // 1003 vertices: 125 full blocks of 8 and a tail of 3.
+    for k in [1, 2, 3, 4, 5, 8, 12] {
+        for non_rigid in [false, true] {
+            let rig = random_rig(&mut rng, 1003, k, 12, non_rigid);
+            let input = SkinInput::new(
+                &rig.positions,
+                Some(&rig.normals),
+                Some(&rig.tangents),
+                &rig.influences,
+            )
+            .unwrap();
+            compare(&format!("k={k} non_rigid={non_rigid}"), &input, |o| {
+                prepare(&rig.palette, Some(&rig.centers), o).unwrap()
+            });
+        }
+    }
+}
+
+#[test]
+fn antipodal_dual_quaternion_palettes() {
+    let mut rng = Rng::new(23);
+    let rig = random_rig(&mut rng, 517, 4, 8, false);
+    let dual_quats: Vec<DualQuat> = (0..8)
+        .map(|j| {
+            let dq = DualQuat::from_rotation_translation(rng.rotation(), rng.vec3(1.0));
+            if j % 3 == 0 {
+                dq.negated()
+            } else {
+                dq
+            }
+        })
+        .collect();
+    let input = SkinInput::new(
+        &rig.positions,
+        Some(&rig.normals),
+        Some(&rig.tangents),
+        &rig.influences,
+    )
+    .unwrap();
+    compare("antipodal", &input, |o| {
+        PreparedPalette::from_dual_quats(&dual_quats, o).unwrap()
+    });
+}
+
+#[test]
+fn unweighted_vertices_inside_blocks_and_tails() {
+    let mut rng = Rng::new(29);
+    let rig = random_rig(&mut rng, 37, 2, 4, false);
+    let mut weights = rig.influences.weights().to_vec();
+    for v in [0, 9, 17, 36] {
+        weights[v * 2] = 0.0;
+        weights[v * 2 + 1] = 0.0;
+    }
+    let influences = Influences::new(2, rig.influences.joints().to_vec(), weights, 4).unwrap();
+    let input = SkinInput::new(
+        &rig.positions,
+        Some(&rig.normals),
+        Some(&rig.tangents),
+        &influences,
+    )
+    .unwrap();
+    compare("unweighted", &input, |o| {
+        prepare(&rig.palette, None, o).unwrap()
+    });
+    let out = run(
+        &input,
+        &prepare(&rig.palette, None, &SkinOptions::default()).unwrap(),
+        true,
+        true,
+    );
+    assert_eq!(out.diagnostics.unweighted_vertices, 4);
+    assert_eq!(out.positions[9], rig.positions[9]);
+}
+
+#[test]
+fn fixtures_at_every_evidence_angle() {
+    for f in fixtures::all() {
+        let input = SkinInput::new(
+            &f.positions,
+            Some(&f.normals),
+            Some(&f.tangents),
+            &f.influences,
+        )
+        .unwrap();
+        for &angle_deg in skinblend::evidence::angles_deg(&f) {
+            let palette: Vec<Mat4> = f.palette(angle_deg);
+            compare(&format!("{} {angle_deg}°", f.name), &input, |o| {
+                prepare(&palette, Some(&f.joint_centers), o).unwrap()
+            });
+        }
+    }
+}
