@@ -866,10 +866,58 @@ mod avx2 {
         }
     }
 
-    /// Eight vertices `base ..` in SoA: each influence slot's dual quaternions are loaded per
-    /// vertex and transposed so that each register holds one component of all eight; signs are
-    /// aligned to each vertex's pivot with masks. Returns `false`, having written nothing, when
-    /// a vertex of the block is unweighted, touches a residual, or blends to a zero rotation.
+    /// The sign-aligned blend `Σ ±wᵢ dqᵢ` of vertex `i` as `real | dual` (not normalized),
+    /// adding its sign flips to `flips`, or `None` when the vertex is unweighted or touches a
+    /// residual (the caller then takes the per-vertex path).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn blend_dual_quaternion<const K: usize>(
+        range: &Range<'_>,
+        palette: &PreparedPalette,
+        i: usize,
+        renormalize: bool,
+        flips: &mut usize,
+    ) -> Option<__m256> {
+        let k = range.k::<K>();
+        let weights = &range.weights[i * k..(i + 1) * k];
+        let joints = &range.joints[i * k..(i + 1) * k];
+        weight_scale(weights, renormalize)?;
+        if touches_residual::<K>(range, palette, i) {
+            return None;
+        }
+        let dual_quats = palette.dual_quats.as_ptr().cast::<f32>();
+        // SAFETY: joint < joint_count <= palette length (see `blend_linear`); a `DualQuat` is 8
+        // contiguous f32s (real, then dual).
+        let load = |joint: u16| unsafe { _mm256_loadu_ps(dual_quats.add(usize::from(joint) * 8)) };
+        let pivot_real = _mm256_castps256_ps128(load(joints[pivot_slot(weights)]));
+        let mut sum = _mm256_setzero_ps();
+        let sign_bit = _mm_set1_ps(-0.0);
+        let mut flipped = _mm_setzero_si128();
+        for slot in 0..k {
+            let dq = load(joints[slot]);
+            let weight = _mm_set_ss(weights[slot]);
+            // x·x' + y·y' + z·z' + w·w' as (x + y) + (z + w); only its sign is used.
+            let products = _mm_mul_ps(_mm256_castps256_ps128(dq), pivot_real);
+            let pairs = _mm_add_ps(products, _mm_movehdup_ps(products));
+            let dot = _mm_add_ss(pairs, _mm_movehl_ps(pairs, pairs));
+            // Branch-free, in lane 0: random rigs flip half the time, which a branch would
+            // mispredict. The pivot never flips (its dot with itself is |q|² > 0); a zero
+            // weight neither counts nor adds anything.
+            let negative = _mm_cmplt_ss(dot, _mm_setzero_ps());
+            let counted = _mm_and_ps(negative, _mm_cmpgt_ss(weight, _mm_setzero_ps()));
+            // An all-ones mask is −1 as an integer: subtracting it counts one flip.
+            flipped = _mm_sub_epi32(flipped, _mm_castps_si128(counted));
+            let signed = _mm_xor_ps(weight, _mm_and_ps(negative, sign_bit));
+            sum = _mm256_fmadd_ps(dq, _mm256_broadcastss_ps(signed), sum);
+        }
+        *flips += _mm_cvtsi128_si32(flipped) as usize;
+        Some(sum)
+    }
+
+    /// Eight vertices `base ..`: each blended per vertex (all in registers), then transposed so
+    /// that each register holds one component of all eight, and normalized, applied and
+    /// stored eight-wide. Returns `false`, having written nothing, when a vertex of the block is
+    /// unweighted, touches a residual, or blends to a zero rotation.
     #[target_feature(enable = "avx2,fma")]
     fn dual_quaternion_block<const K: usize, const N: bool, const T: bool>(
         range: &Range<'_>,
@@ -879,58 +927,15 @@ mod avx2 {
         renormalize: bool,
         diagnostics: &mut Diagnostics,
     ) -> bool {
-        let k = range.k::<K>();
-        let dual_quats = palette.dual_quats.as_ptr().cast::<f32>();
-        // SAFETY: joint < joint_count <= palette length (see `blend_linear`); a `DualQuat` is 8
-        // contiguous f32s (real, then dual).
-        let load = |joint: u16| unsafe { _mm256_loadu_ps(dual_quats.add(usize::from(joint) * 8)) };
-        let mut pivots = [0usize; LANES];
-        let mut pivot_rows = [_mm256_setzero_ps(); LANES];
-        for l in 0..LANES {
-            let v = base + l;
-            let weights = &range.weights[v * k..(v + 1) * k];
-            if weight_scale(weights, renormalize).is_none()
-                || touches_residual::<K>(range, palette, v)
-            {
-                return false;
-            }
-            pivots[l] = pivot_slot(weights);
-            pivot_rows[l] = load(range.joints[v * k + pivots[l]]);
-        }
-        let [prx, pry, prz, prw, ..] = transpose8(pivot_rows);
-        let mut sum = [_mm256_setzero_ps(); 8];
-        let mut flips = 0u32;
-        for slot in 0..k {
-            let mut rows = [_mm256_setzero_ps(); LANES];
-            let mut weight_lanes = [0f32; LANES];
-            for l in 0..LANES {
-                let at = (base + l) * k + slot;
-                rows[l] = load(range.joints[at]);
-                weight_lanes[l] = range.weights[at];
-            }
-            let q = transpose8(rows);
-            // SAFETY: `weight_lanes` is 8 readable f32s.
-            let weight = unsafe { _mm256_loadu_ps(weight_lanes.as_ptr()) };
-            let dot = _mm256_fmadd_ps(
-                q[3],
-                prw,
-                _mm256_fmadd_ps(
-                    q[2],
-                    prz,
-                    _mm256_fmadd_ps(q[1], pry, _mm256_mul_ps(q[0], prx)),
-                ),
-            );
-            let negative = _mm256_cmp_ps::<_CMP_LT_OQ>(dot, _mm256_setzero_ps());
-            let positive_weight = _mm256_cmp_ps::<_CMP_GT_OQ>(weight, _mm256_setzero_ps());
-            // The pivot itself never counts: its dot with itself is |q|² > 0.
-            let flipped = _mm256_and_ps(negative, positive_weight);
-            flips += _mm256_movemask_ps(flipped).count_ones();
-            // A zero weight adds exactly nothing, as the scalar kernel's skip does.
-            let signed = _mm256_xor_ps(weight, _mm256_and_ps(negative, _mm256_set1_ps(-0.0)));
-            for (component, &value) in sum.iter_mut().zip(&q) {
-                *component = _mm256_fmadd_ps(value, signed, *component);
+        let mut rows = [_mm256_setzero_ps(); LANES];
+        let mut flips = 0;
+        for (l, row) in rows.iter_mut().enumerate() {
+            match blend_dual_quaternion::<K>(range, palette, base + l, renormalize, &mut flips) {
+                Some(sum) => *row = sum,
+                None => return false,
             }
         }
+        let sum = transpose8(rows);
         let [rx, ry, rz, rw, dx, dy, dz, dw] = sum;
         let length = _mm256_sqrt_ps(_mm256_fmadd_ps(
             rw,
