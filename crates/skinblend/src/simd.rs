@@ -949,7 +949,7 @@ mod avx2 {
         if _mm256_movemask_ps(finite_positive) != 0xFF {
             return false;
         }
-        diagnostics.sign_flips += flips as usize;
+        diagnostics.sign_flips += flips;
         let inverse = _mm256_div_ps(_mm256_set1_ps(1.0), length);
         let v = [
             _mm256_mul_ps(rx, inverse),
