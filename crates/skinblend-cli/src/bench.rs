@@ -97,7 +97,11 @@ impl Plan {
     /// The full matrix of DESIGN.md.
     pub fn full() -> Self {
         Self {
-            methods: vec![Method::Linear, Method::DualQuaternion],
+            methods: vec![
+                Method::Linear,
+                Method::DualQuaternion,
+                Method::CenterOfRotation,
+            ],
             attributes: vec![Attributes::P, Attributes::Pn, Attributes::Pnt],
             influences: vec![1, 2, 4, 8],
             vertices: vec![10_000, 100_000, 1_000_000],
@@ -110,7 +114,11 @@ impl Plan {
     /// The rows that matter most, in well under a minute.
     pub fn quick() -> Self {
         Self {
-            methods: vec![Method::Linear, Method::DualQuaternion],
+            methods: vec![
+                Method::Linear,
+                Method::DualQuaternion,
+                Method::CenterOfRotation,
+            ],
             attributes: vec![Attributes::Pn],
             influences: vec![4],
             vertices: vec![10_000, 100_000, 1_000_000],
@@ -237,7 +245,9 @@ fn kernel_mverts_per_s(
         normals.then_some(&mesh.normals[..]),
         tangents.then_some(&mesh.tangents[..]),
         &mesh.influences,
-    )?;
+    )?
+    // CoR's speed does not depend on where the centers are: the bind positions serve.
+    .with_rotation_centers(&mesh.positions)?;
     let options = SkinOptions {
         method,
         parallel: backend == Backend::Parallel,
