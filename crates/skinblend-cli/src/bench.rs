@@ -438,3 +438,56 @@ pub fn json(rows: &[Row], prepare_rows: &[PrepareRow]) -> serde_json::Value {
         "prepare": prepare,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plan small enough for a unit test: every method, backend and attribute set, one size.
+    fn tiny() -> Plan {
+        Plan {
+            methods: vec![
+                Method::Linear,
+                Method::DualQuaternion,
+                Method::CenterOfRotation,
+            ],
+            attributes: vec![Attributes::P, Attributes::Pn, Attributes::Pnt],
+            influences: vec![1, 4],
+            vertices: vec![100],
+            backends: vec![Backend::Scalar, Backend::Simd, Backend::Parallel],
+            sample: Duration::from_micros(200),
+            samples: 1,
+        }
+    }
+
+    #[test]
+    fn json_rows_have_the_documented_keys() {
+        let (rows, prepare_rows) = run(&tiny(), false).unwrap();
+        assert_eq!(rows.len(), tiny().len());
+        let json = json(&rows, &prepare_rows);
+        let rows = json["rows"].as_array().unwrap();
+        for row in rows {
+            for key in [
+                "backend",
+                "method",
+                "attributes",
+                "influences",
+                "vertices",
+                "threads",
+                "mverts_per_s",
+                "floor_mverts_per_s",
+            ] {
+                assert!(row.get(key).is_some(), "{row} lacks {key}");
+            }
+            assert!(row["mverts_per_s"].as_f64().unwrap() > 0.0);
+            assert!(row["floor_mverts_per_s"].as_f64().unwrap() > 0.0);
+        }
+        let attributes: Vec<&str> = rows
+            .iter()
+            .map(|r| r["attributes"].as_str().unwrap())
+            .collect();
+        assert!(["p", "pn", "pnt"].iter().all(|a| attributes.contains(a)));
+        assert_eq!(json["prepare"].as_array().unwrap().len(), 6);
+        assert!(table(&[], &[]).contains("CPU:"));
+    }
+}

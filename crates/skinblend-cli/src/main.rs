@@ -89,33 +89,30 @@ enum Command {
         #[arg(long)]
         gpu: bool,
     },
-    /// GPU benchmark (temporary name until `bench --gpu` exists): million vertices per second
-    /// of the compute kernel and end to end, beside a buffer copy of the same bytes.
-    BenchGpu {
-        /// Vertex counts, comma-separated.
-        #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 100_000, 1_000_000])]
-        vertices: Vec<usize>,
-        /// Influences per vertex, comma-separated.
-        #[arg(long, value_delimiter = ',', default_values_t = [4usize])]
-        influences: Vec<usize>,
-        /// Timed frames per case (medians are reported).
-        #[arg(long, default_value_t = 10)]
-        frames: usize,
-        /// Print JSON instead of the table.
-        #[arg(long)]
-        json: bool,
-    },
     /// Measure skinning speed (million vertices per second) for every method, attribute set,
     /// influence count, mesh size and backend (scalar, SIMD, all cores), beside the memory floor
-    /// measured in the same run, and the per-frame cost of preparing a palette.
+    /// measured in the same run, and the per-frame cost of preparing a palette. With --gpu: the
+    /// GPU compute kernel and end to end, beside a GPU buffer copy of the same bytes.
     Bench {
-        /// Only positions+normals with 4 influences (under a minute).
+        /// CPU: only positions+normals with 4 influences (under a minute).
         #[arg(long)]
         quick: bool,
-        /// Print JSON (`rows` with backend, method, attributes, influences, vertices, threads,
-        /// mverts_per_s, floor_mverts_per_s) instead of the table.
+        /// Print JSON (CPU: `rows` with backend, method, attributes, influences, vertices,
+        /// threads, mverts_per_s, floor_mverts_per_s) instead of the table.
         #[arg(long)]
         json: bool,
+        /// Benchmark the GPU path instead of the CPU kernels.
+        #[arg(long)]
+        gpu: bool,
+        /// GPU: vertex counts, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 100_000, 1_000_000], requires = "gpu")]
+        vertices: Vec<usize>,
+        /// GPU: influences per vertex, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = [4usize], requires = "gpu")]
+        influences: Vec<usize>,
+        /// GPU: timed frames per case (medians are reported).
+        #[arg(long, default_value_t = 10, requires = "gpu")]
+        frames: usize,
     },
 }
 
@@ -147,18 +144,28 @@ fn main() -> ExitCode {
                 pose::run(&file, animation.as_deref(), time, &method, &output)
             }
         }
-        Command::BenchGpu {
+        Command::Bench {
+            quick,
+            json,
+            gpu: true,
             vertices,
             influences,
             frames,
+        } => {
+            let _ = quick;
+            gpu_bench::run(&gpu_bench::GpuBenchOptions {
+                vertices,
+                influences,
+                frames,
+                json,
+            })
+        }
+        Command::Bench {
+            quick,
             json,
-        } => gpu_bench::run(&gpu_bench::GpuBenchOptions {
-            vertices,
-            influences,
-            frames,
-            json,
-        }),
-        Command::Bench { quick, json } => run_bench(quick, json),
+            gpu: false,
+            ..
+        } => run_bench(quick, json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,5 +1,5 @@
 //! `--gpu` as a user runs it: `evidence --gpu` gives the CPU's rows, `pose --gpu` the CPU's
-//! file, `bench-gpu` prints its rows. Without an adapter these print why and pass, unless
+//! file, `bench --gpu` prints its rows. Without an adapter these print why and pass, unless
 //! `SKINBLEND_REQUIRE_GPU=1` (set in CI), when they fail.
 
 use std::process::Command;
@@ -130,7 +130,8 @@ fn pose_on_the_gpu_writes_the_cpu_file() {
 #[test]
 fn bench_gpu_prints_kernel_end_to_end_and_copy_floor() {
     let Some(stdout) = gpu_run(&[
-        "bench-gpu",
+        "bench",
+        "--gpu",
         "--vertices",
         "2000",
         "--influences",
