@@ -95,6 +95,7 @@ pub struct Diagnostics {
 
 impl Diagnostics {
     /// Adds the per-vertex counts of `other` (used to merge parallel chunks; exact).
+    #[cfg(feature = "rayon")]
     fn add_counts(&mut self, other: &Diagnostics) {
         self.singular_normal_matrices += other.singular_normal_matrices;
         self.sign_flips += other.sign_flips;
@@ -241,6 +242,7 @@ impl<'a> SkinOutputs<'a> {
     }
 
     /// Splits into the outputs of vertices `..mid` and `mid..`.
+    #[cfg(feature = "rayon")]
     fn split_at(self, mid: usize) -> (SkinOutputs<'a>, SkinOutputs<'a>) {
         let (p0, p1) = self.positions.split_at_mut(mid);
         let (n0, n1) = match self.normals {
@@ -382,6 +384,7 @@ fn skin_split(
     first_vertex: usize,
     outputs: SkinOutputs<'_>,
 ) -> Diagnostics {
+    #[cfg(feature = "rayon")]
     let count = outputs.positions.len();
     #[cfg(feature = "rayon")]
     if palette.options().parallel
