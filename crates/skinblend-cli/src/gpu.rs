@@ -4,9 +4,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use skinblend::evidence::{self, EvidenceRow};
-use skinblend::fixtures::{self, Fixture, REST_RADIUS};
+use skinblend::fixtures;
 use skinblend::glam::Vec4;
-use skinblend::{metrics, prepare, skin, Method, SkinError, SkinInput, SkinOptions, Skinned};
+use skinblend::{prepare, skin, Method, SkinInput, SkinOptions, Skinned};
 use skinblend_gltf::{export, parse_method, Model, PosedNode, PosedPrimitive};
 use skinblend_gpu::GpuSkinner;
 
@@ -62,7 +62,9 @@ pub fn evidence_rows() -> Result<GpuEvidence> {
                 let on_gpu = gpu.skin_and_read_back(&mut mesh, &prepared)?;
                 let on_cpu = skin(&input, &palette, centers, &options)?;
                 worst = worst.max(max_relative_difference(&on_gpu, &on_cpu));
-                rows.push(measure(&fixture, angle_deg, method, &on_gpu)?);
+                rows.push(evidence::measure_skinned(
+                    &fixture, angle_deg, method, &on_gpu,
+                )?);
             }
         }
     }
@@ -93,49 +95,6 @@ fn max_relative_difference(gpu: &Skinned, cpu: &Skinned) -> f32 {
         }
     }
     worst
-}
-
-/// The row of `skinned`, measured as `skinblend::evidence::measure` measures a CPU result.
-fn measure(
-    fixture: &Fixture,
-    angle_deg: f32,
-    method: Method,
-    skinned: &Skinned,
-) -> Result<EvidenceRow, SkinError> {
-    let rest = &fixture.positions;
-    let posed = &skinned.positions;
-    let (axis_point, axis_direction) = fixture.ring_axis(angle_deg);
-    let missing = || SkinError::AttributeLength {
-        attribute: "fixture",
-        expected: 1,
-        found: 0,
-    };
-    let ring_radius = metrics::ring_radius(posed, &fixture.joint_ring, axis_point, axis_direction)?
-        .ok_or_else(missing)?;
-    let blended = metrics::blended_vertices(&fixture.influences);
-    Ok(EvidenceRow {
-        fixture: fixture.name,
-        angle_deg,
-        method,
-        candy_wrapper_ratio: ring_radius / f64::from(REST_RADIUS),
-        edge_ratio: metrics::triangle_edge_ratios(rest, posed, &fixture.triangles)?
-            .ok_or_else(missing)?,
-        volume_ratio: if fixture.closed {
-            metrics::volume_ratio(rest, posed, &fixture.triangles)?
-        } else {
-            None
-        },
-        ring_distance_ratio: metrics::pair_distance_ratios(rest, posed, &fixture.joint_ring)?
-            .ok_or_else(missing)?,
-        bone_distance_ratio: metrics::bone_distance_ratios(
-            posed,
-            &blended,
-            &fixture.bone_segments(angle_deg),
-            REST_RADIUS,
-        )?
-        .ok_or_else(missing)?,
-        diagnostics: skinned.diagnostics,
-    })
 }
 
 /// `skinblend pose ... --gpu`: as `pose::run`, with every skinned primitive skinned on the GPU.

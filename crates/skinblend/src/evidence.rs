@@ -6,7 +6,7 @@ use glam::Vec3;
 use crate::cor::{self, CorOptions};
 use crate::fixtures::{self, Fixture, Motion, REST_RADIUS};
 use crate::metrics::{self, RatioStats};
-use crate::{skin, Diagnostics, Method, SkinError, SkinInput, SkinOptions};
+use crate::{skin, Diagnostics, Method, SkinError, SkinInput, SkinOptions, Skinned};
 
 /// The methods the table compares, in column order.
 pub const METHODS: [Method; 3] = [
@@ -128,6 +128,21 @@ pub fn measure_with_centers(
         Some(&fixture.joint_centers),
         &options,
     )?;
+    measure_skinned(fixture, angle_deg, method, &skinned)
+}
+
+/// Measures a result of skinning `fixture` at `angle_deg` with `method`, however it was skinned
+/// (the CPU kernels here, the GPU in `skinblend-gpu`), the same way for every backend.
+///
+/// # Errors
+/// [`SkinError::AttributeLength`] when `skinned` is not a result of this fixture (wrong vertex
+/// count, or a metric with nothing to measure).
+pub fn measure_skinned(
+    fixture: &Fixture,
+    angle_deg: f32,
+    method: Method,
+    skinned: &Skinned,
+) -> Result<EvidenceRow, SkinError> {
     let rest = &fixture.positions;
     let posed = &skinned.positions;
     let (axis_point, axis_direction) = fixture.ring_axis(angle_deg);

@@ -64,7 +64,7 @@ impl Influences {
                 weights: weights.len(),
             });
         }
-        if joints.len() % k != 0 {
+        if !joints.len().is_multiple_of(k) {
             return Err(SkinError::InfluenceArrayNotWhole {
                 len: joints.len(),
                 influences_per_vertex: k,

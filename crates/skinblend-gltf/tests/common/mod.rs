@@ -87,7 +87,7 @@ impl Builder {
 
     /// Appends raw bytes as a buffer view; returns the view index.
     pub fn view(&mut self, bytes: &[u8]) -> usize {
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         let offset = self.bin.len();
@@ -168,11 +168,11 @@ impl Builder {
             json["buffers"] = json!([{ "byteLength": self.bin.len() }]);
         }
         let mut text = serde_json::to_vec(&json).expect("json");
-        while text.len() % 4 != 0 {
+        while !text.len().is_multiple_of(4) {
             text.push(b' ');
         }
         let mut bin = self.bin.clone();
-        while bin.len() % 4 != 0 {
+        while !bin.len().is_multiple_of(4) {
             bin.push(0);
         }
         let total = 12 + 8 + text.len() + if bin.is_empty() { 0 } else { 8 + bin.len() };
