@@ -36,7 +36,11 @@ fn gpu(options: GpuOptions) -> Option<GpuSkinner> {
     }
 }
 
+/// The CPU's scalar reference kernel (the SIMD kernels differ from it by rounding).
 fn cpu(input: &SkinInput<'_>, palette: &PreparedPalette) -> Skinned {
+    let mut scalar = palette.clone();
+    scalar.set_simd(false);
+    let palette = &scalar;
     let n = input.vertex_count();
     let mut positions = vec![Vec3::ZERO; n];
     let mut normals = input.normals().map(|_| vec![Vec3::ZERO; n]);

@@ -286,6 +286,18 @@ impl PreparedPalette {
         &self.options
     }
 
+    /// Chooses the SIMD kernels (`true`, where the CPU has them) or the scalar reference for
+    /// skinning with this palette; the rest of its options stay as prepared.
+    pub fn set_simd(&mut self, simd: bool) {
+        self.options.simd = simd;
+    }
+
+    /// Chooses whether skinning with this palette may use the rayon pool (see
+    /// [`SkinOptions::parallel`]).
+    pub fn set_parallel(&mut self, parallel: bool) {
+        self.options.parallel = parallel;
+    }
+
     /// Number of joints prepared.
     #[must_use]
     pub fn joint_count(&self) -> usize {
