@@ -657,8 +657,10 @@ pub fn to_obj(model: &Model, pose: &Pose, posed: &[PosedNode]) -> String {
     text
 }
 
-/// Triangles of a primitive (strips and fans converted; other modes give none).
-pub(crate) fn triangles(mode: Mode, index: &[u32]) -> Vec<[u32; 3]> {
+/// Triangles of a primitive's index list, counter-clockwise as stored (strips and fans
+/// converted; points and lines give none). Allocates the result.
+#[must_use]
+pub fn triangles(mode: Mode, index: &[u32]) -> Vec<[u32; 3]> {
     match mode {
         Mode::Triangles => index.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect(),
         Mode::TriangleStrip => (2..index.len())

@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use glam::Vec3;
-use gltf::json::mesh::Mode;
 use skinblend::cor::{self, CorOptions};
 use skinblend::evidence::METHODS;
 use skinblend::metrics;
@@ -370,7 +369,7 @@ fn build_scene(
                 .indices
                 .clone()
                 .unwrap_or_else(|| (0..primitive.positions.len() as u32).collect());
-            let triangles = triangles(primitive.mode, &index);
+            let triangles = skinblend_gltf::export::triangles(primitive.mode, &index);
             if triangles.is_empty() {
                 continue;
             }
@@ -416,26 +415,6 @@ fn build_scene(
         }
     }
     Ok(scene)
-}
-
-/// Triangles of a primitive (strips and fans converted; points and lines give none).
-fn triangles(mode: Mode, index: &[u32]) -> Vec<[u32; 3]> {
-    match mode {
-        Mode::Triangles => index.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect(),
-        Mode::TriangleStrip => (2..index.len())
-            .map(|i| {
-                if i % 2 == 0 {
-                    [index[i - 2], index[i - 1], index[i]]
-                } else {
-                    [index[i - 1], index[i - 2], index[i]]
-                }
-            })
-            .collect(),
-        Mode::TriangleFan => (2..index.len())
-            .map(|i| [index[i - 1], index[i], index[0]])
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// The joined positions of every part at `time_s`, one vector per method.
