@@ -10,6 +10,12 @@ use gltf::json::Root;
 
 use crate::error::{GltfError, Result};
 
+/// Values (components) that an accessor without a buffer view may declare. Such an accessor is
+/// zeros plus its sparse substitutions, so no buffer bounds its count; 2^24 values (a VEC3 of
+/// 5.6 million vertices, 128 MiB decoded) is far above any real one and keeps a hostile count
+/// from allocating memory the machine does not have.
+pub const MAX_VALUES_WITHOUT_VIEW: usize = 1 << 24;
+
 /// One accessor decoded to `f64`, `components` values per element.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AccessorData {
@@ -197,33 +203,49 @@ pub fn read(root: &Root, buffers: &[Vec<u8>], index: usize, context: &str) -> Re
     let total = count
         .checked_mul(components)
         .ok_or_else(|| GltfError::invalid(format!("{path}.count"), "too large"))?;
-    let mut values = vec![0.0f64; total];
-    if let Some(view) = accessor.buffer_view {
-        let (bytes, stride) = view_bytes(root, buffers, view.value())?;
-        let stride = stride.unwrap_or(element_bytes);
-        if stride < element_bytes {
-            return Err(GltfError::invalid(
-                format!("bufferViews[{}].byteStride", view.value()),
-                format!("{stride} is less than the element size {element_bytes} of {path}"),
-            ));
-        }
-        let offset = to_usize(accessor.byte_offset.map_or(0, |o| o.0), &path)?;
-        if count > 0 {
-            let needed = stride
-                .checked_mul(count - 1)
-                .and_then(|n| n.checked_add(element_bytes))
-                .and_then(|n| n.checked_add(offset));
-            if needed.is_none_or(|needed| needed > bytes.len()) {
+    // The count is checked against the real bytes (or, without a buffer view, against
+    // MAX_VALUES_WITHOUT_VIEW) before anything is allocated.
+    let source = match accessor.buffer_view {
+        Some(view) => {
+            let view = view.value();
+            let (bytes, stride) = view_bytes(root, buffers, view)?;
+            let stride = stride.unwrap_or(element_bytes);
+            if stride < element_bytes {
                 return Err(GltfError::invalid(
-                    format!("{path}.byteOffset"),
-                    format!(
-                        "{count} elements of {element_bytes} bytes (stride {stride}) from offset {offset} need more than the {} bytes of bufferViews[{}]",
-                        bytes.len(),
-                        view.value()
-                    ),
+                    format!("bufferViews[{view}].byteStride"),
+                    format!("{stride} is less than the element size {element_bytes} of {path}"),
                 ));
             }
+            let offset = to_usize(accessor.byte_offset.map_or(0, |o| o.0), &path)?;
+            if count > 0 {
+                let needed = stride
+                    .checked_mul(count - 1)
+                    .and_then(|n| n.checked_add(element_bytes))
+                    .and_then(|n| n.checked_add(offset));
+                if needed.is_none_or(|needed| needed > bytes.len()) {
+                    return Err(GltfError::invalid(
+                        format!("{path}.byteOffset"),
+                        format!(
+                            "{count} elements of {element_bytes} bytes (stride {stride}) from offset {offset} need more than the {} bytes of bufferViews[{view}]",
+                            bytes.len(),
+                        ),
+                    ));
+                }
+            }
+            Some((bytes, stride, offset))
         }
+        None if total > MAX_VALUES_WITHOUT_VIEW => {
+            return Err(GltfError::invalid(
+                format!("{path}.count"),
+                format!(
+                    "{count} elements of {components} values without a buffer view exceed the limit of {MAX_VALUES_WITHOUT_VIEW} values"
+                ),
+            ));
+        }
+        None => None,
+    };
+    let mut values = vec![0.0f64; total];
+    if let Some((bytes, stride, offset)) = source {
         for element in 0..count {
             let base = offset + element * stride;
             for column in 0..columns {

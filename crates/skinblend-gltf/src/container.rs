@@ -188,11 +188,74 @@ pub(crate) fn read_uri(path: &str, uri: &str, base: Option<&Path>) -> Result<Vec
         });
     }
     let relative = percent_decode(uri).ok_or_else(|| GltfError::invalid(path, "bad %-escape"))?;
-    let file: PathBuf = match base {
-        Some(base) => base.join(relative),
-        None => PathBuf::from(relative),
+    let file = resolve_inside(path, uri, &relative, base)?;
+    read_file(&file)
+}
+
+/// The file `relative` names inside `base`, the folder of the glTF file. Absolute paths, and
+/// relative ones that lead out of the folder (by `..` or through a symbolic link), are errors:
+/// a file from the internet must not make us read `/etc/passwd` or `../../.ssh`.
+fn resolve_inside(path: &str, uri: &str, relative: &str, base: Option<&Path>) -> Result<PathBuf> {
+    let outside = |why: &str| {
+        GltfError::invalid(
+            path,
+            format!("URI {uri:?} {why}: only files inside the glTF file's folder are read"),
+        )
     };
-    std::fs::read(&file).map_err(|source| GltfError::Io { path: file, source })
+    let relative = Path::new(relative);
+    if relative.has_root()
+        || relative
+            .components()
+            .any(|c| matches!(c, std::path::Component::Prefix(_)))
+    {
+        return Err(outside("is an absolute path"));
+    }
+    let Some(base) = base else {
+        return Err(GltfError::Unsupported {
+            path: path.to_owned(),
+            what: format!(
+                "URI {uri:?} names a file, but the document was read from bytes without its folder"
+            ),
+        });
+    };
+    let base = if base.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        base
+    };
+    let file = base.join(relative);
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| GltfError::Io { path, source }
+    };
+    let real_base = base.canonicalize().map_err(io(base))?;
+    let real_file = file.canonicalize().map_err(io(&file))?;
+    if !real_file.starts_with(&real_base) {
+        return Err(outside("leads outside the folder"));
+    }
+    Ok(real_file)
+}
+
+/// Files larger than this are refused before they are read: the GLB container's own limit
+/// (its header stores the length in 32 bits), applied to every file the loader reads.
+pub const MAX_FILE_BYTES: u64 = u32::MAX as u64;
+
+/// Reads a whole file after checking its size against [`MAX_FILE_BYTES`].
+pub(crate) fn read_file(file: &Path) -> Result<Vec<u8>> {
+    let io = |source| GltfError::Io {
+        path: file.to_owned(),
+        source,
+    };
+    let length = std::fs::metadata(file).map_err(io)?.len();
+    if length > MAX_FILE_BYTES {
+        return Err(GltfError::Io {
+            path: file.to_owned(),
+            source: std::io::Error::other(format!(
+                "the file has {length} bytes, over the limit of {MAX_FILE_BYTES} bytes (4 GiB, the largest a GLB can be)"
+            )),
+        });
+    }
+    std::fs::read(file).map_err(io)
 }
 
 fn percent_decode(text: &str) -> Option<String> {

@@ -29,6 +29,7 @@ pub mod info;
 mod model;
 mod pose;
 
+pub use container::MAX_FILE_BYTES;
 pub use error::{GltfError, Result};
 pub use model::{
     Animation, Channel, ChannelPath, Interp, Mesh, Model, MorphTarget, Node, Primitive, Repairs,

@@ -382,21 +382,22 @@ const ROTATION_TYPES: &[(ComponentType, bool)] = &[
 ];
 
 impl Model {
-    /// Loads a `.gltf` or `.glb` file; external buffers resolve relative to its directory.
+    /// Loads a `.gltf` or `.glb` file; external buffers resolve relative to its directory and
+    /// must lie inside it.
     ///
     /// # Errors
-    /// [`GltfError::Io`] when the file cannot be read, else as [`Model::from_bytes`].
+    /// [`GltfError::Io`] when the file cannot be read or is larger than [`MAX_FILE_BYTES`](crate::MAX_FILE_BYTES)
+    /// (checked before reading), else as [`Model::from_bytes`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| GltfError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        let bytes = container::read_file(path)?;
         Self::from_bytes(&bytes, path.parent())
     }
 
     /// Loads a document from `.gltf` JSON or `.glb` bytes. `base_dir` resolves relative buffer
-    /// URIs (`None`: only data: URIs and the GLB BIN chunk can be read).
+    /// URIs, which must stay inside it: absolute paths and paths that lead out of it (by `..` or
+    /// a symbolic link) are errors, as are files over [`MAX_FILE_BYTES`](crate::MAX_FILE_BYTES). With `None` only
+    /// data: URIs and the GLB BIN chunk can be read.
     ///
     /// Checks, in order: the GLB container; what `gltf` 1.4.1 would index unchecked; the JSON
     /// against the glTF schema (via `gltf`); buffers; the scene graph (one parent per node, no
@@ -515,7 +516,10 @@ impl Model {
             self.animations
                 .iter()
                 .enumerate()
-                .map(|(i, a)| format!("{i} {:?}", a.name.as_deref().unwrap_or("")))
+                .map(|(i, a)| match &a.name {
+                    Some(name) => format!("{i} {name:?}"),
+                    None => format!("{i} (unnamed)"),
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         };
