@@ -52,9 +52,10 @@ enum Command {
         /// Animation name or index (default: the first).
         #[arg(long)]
         animation: Option<String>,
-        /// Frames sampled evenly over the animation, its first and last time included.
-        #[arg(long, default_value_t = 48)]
-        frames: usize,
+        /// Frames sampled evenly over the animation, its first and last time included (1 to
+        /// 10000).
+        #[arg(long, default_value_t = 48, value_parser = clap::value_parser!(u32).range(1..=MAX_FRAMES))]
+        frames: u32,
         /// The folder to write the report into (created if missing).
         #[arg(long, value_name = "DIR")]
         out: std::path::PathBuf,
@@ -104,15 +105,17 @@ enum Command {
         /// Benchmark the GPU path instead of the CPU kernels.
         #[arg(long)]
         gpu: bool,
-        /// GPU: vertex counts, comma-separated.
-        #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 100_000, 1_000_000], requires = "gpu")]
-        vertices: Vec<usize>,
-        /// GPU: influences per vertex, comma-separated.
-        #[arg(long, value_delimiter = ',', default_values_t = [4usize], requires = "gpu")]
-        influences: Vec<usize>,
-        /// GPU: timed frames per case (medians are reported).
-        #[arg(long, default_value_t = 10, requires = "gpu")]
-        frames: usize,
+        /// GPU: vertex counts, comma-separated (1 to 100000000 each).
+        #[arg(long, value_delimiter = ',', default_values_t = [10_000u32, 100_000, 1_000_000], requires = "gpu",
+              value_parser = clap::value_parser!(u32).range(1..=MAX_BENCH_VERTICES))]
+        vertices: Vec<u32>,
+        /// GPU: influences per vertex, comma-separated (1 to 64 each).
+        #[arg(long, value_delimiter = ',', default_values_t = [4u32], requires = "gpu",
+              value_parser = clap::value_parser!(u32).range(1..=64))]
+        influences: Vec<u32>,
+        /// GPU: timed frames per case (medians are reported; 1 to 10000).
+        #[arg(long, default_value_t = 10, requires = "gpu", value_parser = clap::value_parser!(u32).range(1..=MAX_FRAMES))]
+        frames: u32,
     },
 }
 
@@ -128,7 +131,7 @@ fn main() -> ExitCode {
             animation,
             frames,
             out,
-        } => report::compare(&file, animation, frames, &out),
+        } => report::compare(&file, animation, frames as usize, &out),
         Command::Info { file, json } => info::run(&file, json),
         Command::Pose {
             file,
@@ -154,9 +157,9 @@ fn main() -> ExitCode {
         } => {
             let _ = quick;
             gpu_bench::run(&gpu_bench::GpuBenchOptions {
-                vertices,
-                influences,
-                frames,
+                vertices: vertices.into_iter().map(|v| v as usize).collect(),
+                influences: influences.into_iter().map(|k| k as usize).collect(),
+                frames: frames as usize,
                 json,
             })
         }
@@ -170,10 +173,39 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("skinblend: {error:#}");
+            eprintln!("skinblend: {}", one_line(&error));
             ExitCode::from(1)
         }
     }
+}
+
+/// Frames a command may be asked for: far more than any report or benchmark needs, and a bound
+/// on the work a typo can start.
+const MAX_FRAMES: i64 = 10_000;
+/// Vertices a GPU benchmark case may be asked for (100 million: 10 GB of buffers).
+const MAX_BENCH_VERTICES: i64 = 100_000_000;
+
+/// The error and its causes on one line, `context: error: cause`, leaving out a cause whose
+/// text the line already holds (our error types print their source in their own message) and
+/// a context that the next cause repeats.
+fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string().replace(['\n', '\r'], " ");
+        if text.starts_with(&line) {
+            // A cause that repeats the context (a file name) and says more replaces it.
+            line = text;
+            continue;
+        }
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 fn run_evidence(json: bool, on_gpu: bool) -> Result<()> {

@@ -210,6 +210,20 @@ fn resolve_inside(path: &str, uri: &str, relative: &str, base: Option<&Path>) ->
     {
         return Err(outside("is an absolute path"));
     }
+    // Lexically first, so that a path out of the folder is named as such even where the
+    // file it names does not exist; then by the real paths, for symbolic links.
+    let mut depth = 0usize;
+    for component in relative.components() {
+        match component {
+            std::path::Component::ParentDir => {
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or_else(|| outside("leads outside the folder"))?;
+            }
+            std::path::Component::Normal(_) => depth += 1,
+            _ => {}
+        }
+    }
     let Some(base) = base else {
         return Err(GltfError::Unsupported {
             path: path.to_owned(),
