@@ -1,6 +1,7 @@
 //! The `skinblend` command line program.
 
 mod bench;
+mod centers;
 mod gpu;
 mod gpu_bench;
 mod info;
@@ -90,6 +91,22 @@ enum Command {
         #[arg(long)]
         gpu: bool,
     },
+    /// Precompute the centers of rotation (CoR) of every skinned mesh of a glTF file, with a
+    /// progress bar, and write a copy of the file that carries them as the vertex attribute
+    /// _SKINBLEND_COR: `pose --method cor` and `compare` then use them instead of computing.
+    Centers {
+        /// The .gltf or .glb file.
+        file: std::path::PathBuf,
+        /// Output file: .glb or .gltf (the input, everything kept, plus the centers).
+        #[arg(short, long)]
+        output: std::path::PathBuf,
+        /// σ of the weight similarity (Le & Hodgins 2016).
+        #[arg(long, default_value_t = skinblend::cor::DEFAULT_SIGMA)]
+        sigma: f32,
+        /// ε of the subdivision: the largest weight difference along a sub-triangle's edge.
+        #[arg(long, default_value_t = skinblend::cor::DEFAULT_SUBDIVISION_EPSILON)]
+        epsilon: f32,
+    },
     /// Measure skinning speed (million vertices per second) for every method, attribute set,
     /// influence count, mesh size and backend (scalar, SIMD, all cores), beside the memory floor
     /// measured in the same run, and the per-frame cost of preparing a palette. With --gpu: the
@@ -133,6 +150,12 @@ fn main() -> ExitCode {
             out,
         } => report::compare(&file, animation, frames as usize, &out),
         Command::Info { file, json } => info::run(&file, json),
+        Command::Centers {
+            file,
+            output,
+            sigma,
+            epsilon,
+        } => centers::run(&file, sigma, epsilon, &output),
         Command::Pose {
             file,
             animation,

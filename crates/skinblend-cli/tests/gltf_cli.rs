@@ -168,6 +168,28 @@ fn exports_of_every_sample_pass_the_khronos_validator() {
             assert!(run.status.success(), "{}", stderr(&run));
             files.push(file);
         }
+        // The copy with precomputed centers of rotation (`skinblend centers`), and a pose of it.
+        let stem = Path::new(name).file_stem().unwrap().to_string_lossy();
+        let centers = out.join(format!("{stem}-centers.glb"));
+        let run = skinblend(&[
+            "centers",
+            dir.join(name).to_str().unwrap(),
+            "-o",
+            centers.to_str().unwrap(),
+        ]);
+        assert!(run.status.success(), "{}", stderr(&run));
+        assert!(stderr(&run).contains("_SKINBLEND_COR"), "{}", stderr(&run));
+        let posed = out.join(format!("{stem}-cor.glb"));
+        let run = skinblend(&[
+            "pose",
+            centers.to_str().unwrap(),
+            "--method",
+            "cor",
+            "-o",
+            posed.to_str().unwrap(),
+        ]);
+        assert!(run.status.success(), "{}", stderr(&run));
+        files.extend([centers, posed]);
     }
     let validate = Command::new("node")
         .arg(&script)

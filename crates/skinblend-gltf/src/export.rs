@@ -3,13 +3,14 @@
 //! glTF output is the input document with every skinned node turned into a static mesh in the
 //! space of the scene: its primitives keep their order, vertex order, indices, materials and
 //! every other attribute; POSITION, NORMAL and TANGENT point at new float accessors with the
-//! posed values; JOINTS_n, WEIGHTS_n and morph targets are removed (they are already applied);
-//! the node loses its skin and transform and becomes a scene root, its children keeping their
+//! posed values; JOINTS_n, WEIGHTS_n, `_SKINBLEND_COR` and morph targets are removed (they
+//! are already applied); the node loses its skin and transform and becomes a scene root, its children keeping their
 //! world placement. Joints of the posed skins take the sampled pose, and animation channels
 //! that target them (or the posed nodes) are dropped. All buffers are merged into one (the GLB
 //! BIN chunk, or a base64 data: URI for `.gltf`); external images are embedded. Nodes keep
 //! their indices and names; materials, textures, images, cameras, extensions and extras are
-//! kept as they were in the JSON.
+//! kept as they were in the JSON. [`write_rotation_centers`] writes the unposed model with
+//! precomputed centers of rotation instead.
 //!
 //! Files are written to a temporary name beside the target and renamed, so a failure never
 //! leaves a half-written file in place of a good one.
@@ -24,7 +25,7 @@ use serde_json::{json, Value};
 
 use crate::container;
 use crate::error::{GltfError, Result};
-use crate::model::Model;
+use crate::model::{Model, ROTATION_CENTER_ATTRIBUTE};
 use crate::pose::{morphed, Pose, PosedNode};
 
 /// The output formats, chosen by file extension.
@@ -105,19 +106,82 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     })
 }
 
-/// The posed scene as GLB bytes.
+/// The model as loaded (bind pose, skins, animations and everything else kept), with each
+/// primitive's [`crate::Primitive::rotation_centers`] written as the vertex attribute
+/// [`ROTATION_CENTER_ATTRIBUTE`] (replacing one the file had), to `path` (`.glb` or `.gltf`).
+/// Loading the result gives the same centers, so CoR skinning needs no precomputation.
 ///
 /// # Errors
-/// As [`write`].
-pub fn to_glb(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<Vec<u8>> {
-    let (mut document, bin) = posed_document(model, pose, posed)?;
+/// [`GltfError::Request`] for another extension, [`GltfError::Io`] when writing fails,
+/// [`GltfError::Invalid`] when an external image cannot be embedded.
+pub fn write_rotation_centers(model: &Model, path: impl AsRef<Path>) -> Result<()> {
+    let path = path.as_ref();
+    let format = Format::from_path(path)?;
+    if format == Format::Obj {
+        return Err(GltfError::Request {
+            what: format!(
+                "{}: centers of rotation are written to .glb or .gltf, not .obj",
+                path.display()
+            ),
+        });
+    }
+    let (mut document, mut bin) = merged_document(model)?;
+    for (m, mesh) in model.meshes.iter().enumerate() {
+        for (p, primitive) in mesh.primitives.iter().enumerate() {
+            let Some(centers) = &primitive.rotation_centers else {
+                continue;
+            };
+            let values: Vec<f32> = centers
+                .iter()
+                .flat_map(|&c| {
+                    if skinblend::cor::has_rotation_center(c) {
+                        [c.x, c.y, c.z, 1.0]
+                    } else {
+                        [0.0; 4]
+                    }
+                })
+                .collect();
+            let accessor = push_float_accessor(&mut document, &mut bin, &values, 4, false);
+            document["meshes"][m]["primitives"][p]["attributes"][ROTATION_CENTER_ATTRIBUTE] =
+                json!(accessor);
+        }
+    }
+    let bytes = match format {
+        Format::Gltf => gltf_bytes(document, &bin)?,
+        _ => glb_bytes(document, &bin)?,
+    };
+    write_atomically(path, &bytes)
+}
+
+fn glb_bytes(mut document: Value, bin: &[u8]) -> Result<Vec<u8>> {
     if !bin.is_empty() {
         document["buffers"] = json!([{ "byteLength": bin.len() }]);
     }
     let text = serde_json::to_vec(&document).map_err(|e| GltfError::Json {
         message: e.to_string(),
     })?;
-    Ok(container::assemble_glb(&text, &bin))
+    Ok(container::assemble_glb(&text, bin))
+}
+
+fn gltf_bytes(mut document: Value, bin: &[u8]) -> Result<Vec<u8>> {
+    if !bin.is_empty() {
+        document["buffers"] = json!([{
+            "byteLength": bin.len(),
+            "uri": format!("data:application/octet-stream;base64,{}", container::base64_encode(bin)),
+        }]);
+    }
+    serde_json::to_vec_pretty(&document).map_err(|e| GltfError::Json {
+        message: e.to_string(),
+    })
+}
+
+/// The posed scene as GLB bytes.
+///
+/// # Errors
+/// As [`write`].
+pub fn to_glb(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<Vec<u8>> {
+    let (document, bin) = posed_document(model, pose, posed)?;
+    glb_bytes(document, &bin)
 }
 
 /// The posed scene as `.gltf` JSON bytes with an embedded buffer.
@@ -125,16 +189,8 @@ pub fn to_glb(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<Vec<u8>
 /// # Errors
 /// As [`write`].
 pub fn to_gltf(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<Vec<u8>> {
-    let (mut document, bin) = posed_document(model, pose, posed)?;
-    if !bin.is_empty() {
-        document["buffers"] = json!([{
-            "byteLength": bin.len(),
-            "uri": format!("data:application/octet-stream;base64,{}", container::base64_encode(&bin)),
-        }]);
-    }
-    serde_json::to_vec_pretty(&document).map_err(|e| GltfError::Json {
-        message: e.to_string(),
-    })
+    let (document, bin) = posed_document(model, pose, posed)?;
+    gltf_bytes(document, &bin)
 }
 
 /// Appends `value` to the top-level array `key` (created when absent); returns its index.
@@ -308,8 +364,9 @@ fn add_child(node: &mut Value, child: usize) {
     }
 }
 
-/// The JSON document of the posed scene and its merged binary buffer.
-fn posed_document(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<(Value, Vec<u8>)> {
+/// The model's JSON document with every buffer merged into one (returned) and external images
+/// embedded: the base every written document starts from.
+fn merged_document(model: &Model) -> Result<(Value, Vec<u8>)> {
     let mut document = model.json.clone();
     let mut bin = Vec::new();
 
@@ -363,6 +420,12 @@ fn posed_document(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<(Va
         image["bufferView"] = json!(view);
         image["mimeType"] = json!(mime);
     }
+    Ok((document, bin))
+}
+
+/// The JSON document of the posed scene and its merged binary buffer.
+fn posed_document(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<(Value, Vec<u8>)> {
+    let (mut document, mut bin) = merged_document(model)?;
 
     // 3. Posed meshes.
     // A mesh only posed nodes use is rewritten in place by the first of them; any other posed
@@ -422,7 +485,9 @@ fn posed_document(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<(Va
                 .and_then(Value::as_object_mut)
             {
                 attributes.retain(|name, _| {
-                    !(name.starts_with("JOINTS_") || name.starts_with("WEIGHTS_"))
+                    !(name.starts_with("JOINTS_")
+                        || name.starts_with("WEIGHTS_")
+                        || name == ROTATION_CENTER_ATTRIBUTE)
                 });
                 attributes.insert("POSITION".into(), json!(position));
                 if let Some(normal) = normal {

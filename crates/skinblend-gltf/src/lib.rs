@@ -33,6 +33,9 @@ pub use container::MAX_FILE_BYTES;
 pub use error::{GltfError, Result};
 pub use model::{
     Animation, Channel, ChannelPath, Interp, Mesh, Model, MorphTarget, Node, Primitive, Repairs,
-    Sampler, Skin, Trs, MAX_NODE_DEPTH, SUPPORTED_REQUIRED_EXTENSIONS,
+    Sampler, Skin, Trs, MAX_NODE_DEPTH, ROTATION_CENTER_ATTRIBUTE, SUPPORTED_REQUIRED_EXTENSIONS,
 };
-pub use pose::{method_names, morphed, parse_method, sample, Pose, PosedNode, PosedPrimitive};
+pub use pose::{
+    method_names, morphed, parse_method, primitive_rotation_centers, sample, Pose, PosedNode,
+    PosedPrimitive, PrimitiveCenters,
+};

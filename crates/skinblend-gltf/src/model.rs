@@ -123,7 +123,16 @@ pub struct Primitive {
     pub max_joint_index: Option<(usize, usize, usize)>,
     /// Morph targets.
     pub targets: Vec<MorphTarget>,
+    /// Precomputed centers of rotation from the custom attribute [`ROTATION_CENTER_ATTRIBUTE`]
+    /// (bind space, before morph targets), with [`skinblend::cor::NO_ROTATION_CENTER`] for a
+    /// vertex that falls back to DQS; `None` when the file does not carry them.
+    pub rotation_centers: Option<Vec<Vec3>>,
 }
+
+/// The custom vertex attribute that carries precomputed centers of rotation: a float VEC4
+/// accessor, `xyz` the center in bind space and `w` 1 for a vertex with a center, 0 for one
+/// without (it is skinned by DQS). glTF requires custom attributes to start with `_`.
+pub const ROTATION_CENTER_ATTRIBUTE: &str = "_SKINBLEND_COR";
 
 /// A mesh: primitives and default morph weights.
 #[derive(Debug, Clone)]
@@ -912,6 +921,41 @@ fn load_primitive(
         }
     };
 
+    let rotation_centers = match attribute(
+        primitive,
+        Semantic::Extras(ROTATION_CENTER_ATTRIBUTE[1..].to_owned()),
+    ) {
+        None => None,
+        Some(index) => {
+            let name = ROTATION_CENTER_ATTRIBUTE;
+            let data = accessor::read_typed(
+                root,
+                buffers,
+                index,
+                &attr_path(name),
+                Type::Vec4,
+                &[(ComponentType::F32, false)],
+            )?;
+            checked_count(&attr_path(name), name, &data, vertex_count)?;
+            let mut centers = Vec::with_capacity(vertex_count);
+            for (vertex, c) in data.values.chunks_exact(4).enumerate() {
+                centers.push(match c[3] {
+                    1.0 => Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32),
+                    0.0 => skinblend::cor::NO_ROTATION_CENTER,
+                    w => {
+                        return Err(GltfError::invalid(
+                            attr_path(name),
+                            format!(
+                                "vertex {vertex}: w is {w}; it must be 1 (a center) or 0 (none)"
+                            ),
+                        ))
+                    }
+                });
+            }
+            Some(centers)
+        }
+    };
+
     // Influences: every JOINTS_n with its WEIGHTS_n.
     let mut sets = 0usize;
     let mut lists: Vec<Vec<(u16, f32)>> = Vec::new();
@@ -1046,6 +1090,7 @@ fn load_primitive(
         influence_sets: sets,
         max_joint_index,
         targets,
+        rotation_centers,
     })
 }
 

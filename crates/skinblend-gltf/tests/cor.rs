@@ -134,3 +134,101 @@ fn every_sample_precomputes_its_centers_and_poses_with_cor() {
         }
     }
 }
+
+/// The centers' bits, NaN (no center) included, for exact comparison.
+fn center_bits(model: &Model) -> Vec<[u32; 3]> {
+    model
+        .meshes
+        .iter()
+        .flat_map(|m| &m.primitives)
+        .flat_map(|p| p.rotation_centers.iter().flatten())
+        .map(|c| {
+            if skinblend::cor::has_rotation_center(*c) {
+                c.to_array().map(f32::to_bits)
+            } else {
+                [u32::MAX; 3]
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn centers_saved_in_the_file_load_back_exactly_and_pose_the_same() {
+    let Some(dir) = models_dir() else { return };
+    let out = std::env::temp_dir().join(format!("skinblend-cor-attr-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    for name in ["CesiumMan/CesiumMan.glb", "SimpleSkin/SimpleSkin.gltf"] {
+        let mut model = Model::open(dir.join(name)).unwrap();
+        assert!(center_bits(&model).is_empty(), "{name} carries no centers");
+        let mut reports = 0;
+        let summary = model
+            .compute_rotation_centers(&CorOptions::default(), &mut |done, total, _| {
+                assert!(done < total);
+                reports += 1;
+            })
+            .unwrap();
+        assert!(!summary.is_empty() && reports > 0, "{name}");
+        let computed = center_bits(&model);
+        assert_eq!(
+            computed.len(),
+            summary.iter().map(|s| s.vertices).sum::<usize>()
+        );
+        let pose = model.pose(Some(0), 0.5).unwrap();
+        let expected = positions(
+            &model
+                .skin_scene(&pose, &options(Method::CenterOfRotation))
+                .unwrap(),
+        );
+        for extension in ["glb", "gltf"] {
+            let file = out.join(format!("centers.{extension}"));
+            skinblend_gltf::export::write_rotation_centers(&model, &file).unwrap();
+            let loaded = Model::open(&file).unwrap();
+            assert!(
+                center_bits(&loaded) == computed,
+                "{name} as .{extension}: the centers changed"
+            );
+            let posed = positions(
+                &loaded
+                    .skin_scene(
+                        &loaded.pose(Some(0), 0.5).unwrap(),
+                        &options(Method::CenterOfRotation),
+                    )
+                    .unwrap(),
+            );
+            assert!(
+                posed == expected,
+                "{name} as .{extension}: posed differently"
+            );
+        }
+    }
+    // Not to OBJ, and a posed export drops the attribute with the skin.
+    let model = Model::open(out.join("centers.glb")).unwrap();
+    assert!(skinblend_gltf::export::write_rotation_centers(&model, out.join("x.obj")).is_err());
+    let posed = model
+        .skin_scene(&model.rest_pose(), &options(Method::CenterOfRotation))
+        .unwrap();
+    let file = out.join("posed.glb");
+    skinblend_gltf::export::write(&model, &model.rest_pose(), &posed, &file).unwrap();
+    assert!(center_bits(&Model::open(&file).unwrap()).is_empty());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_center_attribute_with_a_bad_flag_is_an_error() {
+    use serde_json::json;
+    let (mut b, ..) = common::strip(2);
+    let values: Vec<f32> = [
+        [0.0, 1.0, 0.0, 1.0],
+        [0.0, 1.0, 0.0, 0.5],
+        [0.0; 4],
+        [0.0; 4],
+    ]
+    .concat();
+    let accessor = b.floats(&values, "VEC4");
+    b.json["meshes"][0]["primitives"][0]["attributes"]["_SKINBLEND_COR"] = json!(accessor);
+    let error = Model::from_bytes(&b.glb(), None).err().unwrap().to_string();
+    assert!(
+        error.contains("_SKINBLEND_COR") && error.contains("vertex 1"),
+        "{error}"
+    );
+}

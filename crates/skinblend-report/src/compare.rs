@@ -394,7 +394,10 @@ fn build_scene(
         let total = scene.parts.len();
         for (done, (part, triangles)) in scene.parts.iter_mut().zip(&pending).enumerate() {
             let primitive = &model.meshes[part.mesh].primitives[part.primitive];
-            if let Some(influences) = primitive.influences.as_ref() {
+            if let Some(centers) = &primitive.rotation_centers {
+                // Precomputed and carried by the file (`skinblend centers`).
+                part.rotation_centers = Some(centers.clone());
+            } else if let Some(influences) = primitive.influences.as_ref() {
                 let centers = cor::rotation_centers(
                     &primitive.positions,
                     triangles,
