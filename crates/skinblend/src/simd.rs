@@ -9,7 +9,9 @@
 //! the scalar kernels step for step, with fused multiply-adds, so results differ from the scalar
 //! ones by f32 rounding only; the diagnostics' decisions (singular, sign flip, unweighted) are
 //! the same. DQS vertices that touch a non-rigid joint take the scalar path, one vertex at a
-//! time, so the residual has one definition.
+//! time, so the residual has one definition. CoR reuses both blends per vertex (the rotation
+//! from the DQS blend, the center's image from the LBS blend); its vertices that touch a
+//! non-rigid joint or have no center take the scalar kernel the same way.
 
 use crate::palette::PreparedPalette;
 use crate::skin::{Diagnostics, SkinInput, SkinOutputs};
@@ -92,7 +94,7 @@ mod avx2 {
         match method {
             Method::Linear => by_attributes!(linear),
             Method::DualQuaternion => by_attributes!(dual_quaternion),
-            _ => None,
+            Method::CenterOfRotation => by_attributes!(center_of_rotation),
         }
     }
 
@@ -114,6 +116,16 @@ mod avx2 {
     ) -> Diagnostics {
         // SAFETY: `table` hands out this kernel only after `available()` saw AVX2 and FMA.
         unsafe { dual_quaternion_avx2::<K, N, T>(input, palette, first_vertex, outputs) }
+    }
+
+    fn center_of_rotation<const K: usize, const N: bool, const T: bool>(
+        input: &SkinInput<'_>,
+        palette: &PreparedPalette,
+        first_vertex: usize,
+        outputs: SkinOutputs<'_>,
+    ) -> Diagnostics {
+        // SAFETY: `table` hands out this kernel only after `available()` saw AVX2 and FMA.
+        unsafe { center_of_rotation_avx2::<K, N, T>(input, palette, first_vertex, outputs) }
     }
 
     /// The borrowed per-call arrays of one vertex range.
@@ -864,6 +876,105 @@ mod avx2 {
             let d = _mm_setr_ps(tangent.x, tangent.y, tangent.z, 0.0);
             out[i] = tangent_out(normalize_or(rotate(d), d), tangent.w, false);
         }
+    }
+
+    /// CoR, one vertex at a time in 128-bit lanes: the DQS blend's rotation `R` (normalized
+    /// real part of the sign-aligned blend, the same pivot and flip count as DQS) and the LBS
+    /// blend `M` of the 3x4s, then `v' = R v + (M p* − R p*)`, normals and tangents by `R`, as
+    /// the scalar `CenterOfRotation` kernel. Vertices that touch a residual, and vertices
+    /// without a center, take the scalar kernel (which skins the latter by DQS), so both have
+    /// one definition.
+    #[target_feature(enable = "avx2,fma")]
+    fn center_of_rotation_avx2<const K: usize, const N: bool, const T: bool>(
+        input: &SkinInput<'_>,
+        palette: &PreparedPalette,
+        first_vertex: usize,
+        mut outputs: SkinOutputs<'_>,
+    ) -> Diagnostics {
+        let mut diagnostics = Diagnostics::default();
+        let count = outputs.positions.len();
+        let range = Range::new::<K>(input, first_vertex, count);
+        let renormalize = palette.options().renormalize;
+        let Some(centers) = input.rotation_centers() else {
+            // `skin_into` refuses CoR without centers; keep one definition regardless.
+            return skin_range(input, palette, first_vertex, outputs);
+        };
+        let centers = &centers[first_vertex..first_vertex + count];
+        for i in 0..count {
+            let center = centers[i];
+            let mut flips = 0;
+            let blended = if center.is_finite() {
+                blend_dual_quaternion::<K>(&range, palette, i, renormalize, &mut flips)
+            } else {
+                None
+            };
+            let Some(sum) = blended else {
+                // Unweighted, residual or no center: the scalar kernel, for this vertex.
+                let one = SkinOutputs {
+                    positions: &mut outputs.positions[i..=i],
+                    normals: outputs.normals.as_deref_mut().map(|n| &mut n[i..=i]),
+                    tangents: outputs.tangents.as_deref_mut().map(|t| &mut t[i..=i]),
+                };
+                let scalar = skin_range(input, palette, first_vertex + i, one);
+                diagnostics.singular_normal_matrices += scalar.singular_normal_matrices;
+                diagnostics.sign_flips += scalar.sign_flips;
+                diagnostics.unweighted_vertices += scalar.unweighted_vertices;
+                continue;
+            };
+            let mut real = _mm256_castps256_ps128(sum);
+            let r2 = _mm_mul_ps(real, real);
+            let length = (sum3(r2) + _mm_cvtss_f32(lane::<3>(r2))).sqrt();
+            if !(length.is_finite() && length > 0.0) {
+                // Rounding cancelled the blend (see the scalar kernel): one definition.
+                let one = SkinOutputs {
+                    positions: &mut outputs.positions[i..=i],
+                    normals: outputs.normals.as_deref_mut().map(|n| &mut n[i..=i]),
+                    tangents: outputs.tangents.as_deref_mut().map(|t| &mut t[i..=i]),
+                };
+                let scalar = skin_range(input, palette, first_vertex + i, one);
+                diagnostics.singular_normal_matrices += scalar.singular_normal_matrices;
+                diagnostics.sign_flips += scalar.sign_flips;
+                continue;
+            }
+            diagnostics.sign_flips += flips;
+            real = _mm_mul_ps(real, _mm_set1_ps(1.0 / length));
+            let two = _mm_set1_ps(2.0);
+            let w = lane::<3>(real);
+            // x + 2 v×(v×x + w x)
+            let rotate = |x: __m128| {
+                let inner = _mm_fmadd_ps(w, x, cross(real, x));
+                _mm_fmadd_ps(two, cross(real, inner), x)
+            };
+            let Some((c01, c23)) = blend_linear::<K>(&range, palette, i, renormalize) else {
+                continue; // unreachable: blend_dual_quaternion saw a positive weight sum
+            };
+            let c0 = _mm256_castps256_ps128(c01);
+            let c1 = _mm256_extractf128_ps::<1>(c01);
+            let c2 = _mm256_castps256_ps128(c23);
+            let t = _mm256_extractf128_ps::<1>(c23);
+            let c = _mm_setr_ps(center.x, center.y, center.z, 0.0);
+            let lbs_center = _mm_fmadd_ps(
+                c2,
+                lane::<2>(c),
+                _mm_fmadd_ps(c1, lane::<1>(c), _mm_fmadd_ps(c0, lane::<0>(c), t)),
+            );
+            let translation = _mm_sub_ps(lbs_center, rotate(c));
+            let p = load3(range.positions, i);
+            store3(outputs.positions, i, _mm_add_ps(rotate(p), translation));
+            if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), range.normals)
+            {
+                let n = load3(src, i);
+                store3(out, i, normalize_or(rotate(n), n));
+            }
+            if let (true, Some(out), Some(src)) =
+                (T, outputs.tangents.as_deref_mut(), range.tangents)
+            {
+                let tangent = src[i];
+                let d = _mm_setr_ps(tangent.x, tangent.y, tangent.z, 0.0);
+                out[i] = tangent_out(normalize_or(rotate(d), d), tangent.w, false);
+            }
+        }
+        diagnostics
     }
 
     /// The sign-aligned blend `Σ ±wᵢ dqᵢ` of vertex `i` as `real | dual` (not normalized),

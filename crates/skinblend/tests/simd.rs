@@ -1,5 +1,5 @@
 //! The SIMD kernels against the scalar reference kernel, for every variant the dispatch table
-//! has: methods × attribute sets × influence counts, rigid, non-rigid and antipodal palettes,
+//! has: methods (LBS, DQS, CoR with and without centers) × attribute sets × influence counts, rigid, non-rigid and antipodal palettes,
 //! ragged vertex counts (tails and fallbacks), unweighted vertices, and the fixtures.
 
 mod common;
@@ -51,7 +51,17 @@ fn run(
 
 /// Skins with the SIMD and the scalar kernel (palettes made by `make`) and compares.
 fn compare(what: &str, input: &SkinInput<'_>, make: impl Fn(&SkinOptions) -> PreparedPalette) {
-    for method in [Method::Linear, Method::DualQuaternion] {
+    // CoR where the input has centers of rotation.
+    let methods: &[Method] = if input.rotation_centers().is_some() {
+        &[
+            Method::Linear,
+            Method::DualQuaternion,
+            Method::CenterOfRotation,
+        ]
+    } else {
+        &[Method::Linear, Method::DualQuaternion]
+    };
+    for &method in methods {
         for (normals, tangents) in [(false, false), (true, false), (true, true), (false, true)] {
             if (normals && input.normals().is_none()) || (tangents && input.tangents().is_none()) {
                 continue;
@@ -100,12 +110,27 @@ fn random_rigs_every_influence_count() {
     for k in [1, 2, 3, 4, 5, 8, 12] {
         for non_rigid in [false, true] {
             let rig = random_rig(&mut rng, 1003, k, 12, non_rigid);
+            // Centers near the vertices, and every seventh vertex without one (skinned by DQS).
+            let centers: Vec<Vec3> = rig
+                .positions
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    if i % 7 == 3 {
+                        skinblend::cor::NO_ROTATION_CENTER
+                    } else {
+                        *p * 0.8 + rng.vec3(0.2)
+                    }
+                })
+                .collect();
             let input = SkinInput::new(
                 &rig.positions,
                 Some(&rig.normals),
                 Some(&rig.tangents),
                 &rig.influences,
             )
+            .unwrap()
+            .with_rotation_centers(&centers)
             .unwrap();
             compare(&format!("k={k} non_rigid={non_rigid}"), &input, |o| {
                 prepare(&rig.palette, Some(&rig.centers), o).unwrap()
