@@ -3,11 +3,14 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use skinblend::cor::CorOptions;
 use skinblend::evidence::{self, EvidenceRow};
 use skinblend::fixtures;
 use skinblend::glam::Vec4;
 use skinblend::{prepare, skin, Method, SkinInput, SkinOptions, Skinned};
-use skinblend_gltf::{export, parse_method, Model, PosedNode, PosedPrimitive};
+use skinblend_gltf::{
+    export, parse_method, primitive_rotation_centers, Model, PosedNode, PosedPrimitive,
+};
 use skinblend_gpu::GpuSkinner;
 
 /// What the GPU evidence run did besides the rows.
@@ -16,7 +19,9 @@ pub struct GpuEvidence {
     pub rows: Vec<EvidenceRow>,
     /// The adapter's name and backend.
     pub adapter: String,
-    /// Methods without a GPU kernel, whose rows were computed on the CPU.
+    /// Methods this adapter cannot run, whose rows were computed on the CPU: none, except CoR
+    /// on a device with fewer than 9 storage buffers per shader stage (see
+    /// `GpuSkinner::supports`).
     pub cpu_methods: Vec<Method>,
     /// The largest relative difference between GPU and CPU vertices over all GPU rows.
     pub max_relative_difference: f32,
@@ -26,8 +31,9 @@ fn open_gpu() -> Result<GpuSkinner> {
     GpuSkinner::new().context("--gpu needs a GPU adapter")
 }
 
-/// The evidence rows with every LBS and DQS mesh skinned on the GPU (CoR, if the core has it,
-/// on the CPU), measured exactly as `skinblend::evidence::measure` measures.
+/// The evidence rows with every mesh skinned on the GPU (LBS, DQS and CoR, the centers of
+/// rotation computed on the CPU as `skinblend::evidence::rows` does and uploaded with the mesh),
+/// measured exactly as `skinblend::evidence::measure` measures.
 pub fn evidence_rows() -> Result<GpuEvidence> {
     let gpu = open_gpu()?;
     let info = gpu.adapter_info();
@@ -36,17 +42,21 @@ pub fn evidence_rows() -> Result<GpuEvidence> {
     let mut cpu_methods = Vec::new();
     let mut worst = 0f32;
     for fixture in fixtures::all() {
+        let centers = evidence::fixture_rotation_centers(&fixture)?;
         let input = SkinInput::new(
             &fixture.positions,
             Some(&fixture.normals),
             Some(&fixture.tangents),
             &fixture.influences,
-        )?;
+        )?
+        .with_rotation_centers(&centers)?;
         let mut mesh = gpu.upload(&input)?;
         for &angle_deg in evidence::angles_deg(&fixture) {
             for method in evidence::METHODS {
-                if !skinblend_gpu::supports(method) {
-                    rows.push(evidence::measure(&fixture, angle_deg, method)?);
+                if !gpu.supports(method) {
+                    rows.push(evidence::measure_with_centers(
+                        &fixture, angle_deg, method, &centers,
+                    )?);
                     if !cpu_methods.contains(&method) {
                         cpu_methods.push(method);
                     }
@@ -57,10 +67,10 @@ pub fn evidence_rows() -> Result<GpuEvidence> {
                     ..SkinOptions::default()
                 };
                 let palette = fixture.palette(angle_deg);
-                let centers = Some(&fixture.joint_centers[..]);
-                let prepared = prepare(&palette, centers, &options)?;
+                let joint_centers = Some(&fixture.joint_centers[..]);
+                let prepared = prepare(&palette, joint_centers, &options)?;
                 let on_gpu = gpu.skin_and_read_back(&mut mesh, &prepared)?;
-                let on_cpu = skin(&input, &palette, centers, &options)?;
+                let on_cpu = skin(&input, &palette, joint_centers, &options)?;
                 worst = worst.max(max_relative_difference(&on_gpu, &on_cpu));
                 rows.push(evidence::measure_skinned(
                     &fixture, angle_deg, method, &on_gpu,
@@ -97,7 +107,8 @@ fn max_relative_difference(gpu: &Skinned, cpu: &Skinned) -> f32 {
     worst
 }
 
-/// `skinblend pose ... --gpu`: as `pose::run`, with every skinned primitive skinned on the GPU.
+/// `skinblend pose ... --gpu`: as `pose::run`, with every skinned primitive skinned on the GPU
+/// (for CoR with the file's centers of rotation, else centers computed now, as on the CPU).
 pub fn pose(
     file: &Path,
     animation: Option<&str>,
@@ -138,13 +149,34 @@ pub fn pose(
                 .with_context(|| format!("{path} has no JOINTS_0"))?;
             let weights = pose.weights.get(node).map_or(&[][..], Vec::as_slice);
             let (positions, normals, tangents) = skinblend_gltf::morphed(primitive, weights);
-            let input = SkinInput::new(
+            let mut input = SkinInput::new(
                 &positions,
                 normals.as_deref(),
                 tangents.as_deref(),
                 influences,
             )
             .with_context(|| path.clone())?;
+            let computed;
+            if method == Method::CenterOfRotation {
+                // The file's centers (bind pose, before morph targets), else computed now.
+                let centers = match &primitive.rotation_centers {
+                    Some(centers) => centers,
+                    None => {
+                        computed = primitive_rotation_centers(
+                            primitive,
+                            influences,
+                            &CorOptions::default(),
+                            &mut |_| {},
+                        )
+                        .with_context(|| path.clone())?
+                        .centers;
+                        &computed
+                    }
+                };
+                input = input
+                    .with_rotation_centers(centers)
+                    .with_context(|| path.clone())?;
+            }
             let mut uploaded = gpu.upload(&input).with_context(|| path.clone())?;
             let skinned = gpu
                 .skin_and_read_back(&mut uploaded, &prepared)

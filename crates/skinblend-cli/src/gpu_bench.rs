@@ -21,7 +21,7 @@ pub struct GpuBenchOptions {
     pub json: bool,
 }
 
-/// Runs every case (both methods, with normals, and with normals and tangents) and prints the
+/// Runs every case (every method, with normals, and with normals and tangents) and prints the
 /// rows.
 pub fn run(options: &GpuBenchOptions) -> Result<()> {
     let gpu = GpuSkinner::new().context("--gpu needs a GPU adapter")?;
@@ -29,7 +29,11 @@ pub fn run(options: &GpuBenchOptions) -> Result<()> {
     for &vertices in &options.vertices {
         for &influences in &options.influences {
             for (normals, tangents) in [(true, false), (true, true)] {
-                for method in [Method::Linear, Method::DualQuaternion] {
+                for method in [
+                    Method::Linear,
+                    Method::DualQuaternion,
+                    Method::CenterOfRotation,
+                ] {
                     let case = GpuBenchCase {
                         method,
                         vertices,

@@ -33,8 +33,8 @@ enum Command {
         /// Print the rows as a JSON array of objects instead of the table.
         #[arg(long)]
         json: bool,
-        /// Skin LBS and DQS on the GPU (skinblend-gpu, Vulkan) instead of the CPU; methods
-        /// without a GPU kernel stay on the CPU. Prints the adapter and the largest GPU vs CPU
+        /// Skin LBS, DQS and CoR on the GPU (skinblend-gpu, Vulkan) instead of the CPU; a method
+        /// the adapter cannot run stays on the CPU. Prints the adapter and the largest GPU vs CPU
         /// difference after the table.
         #[arg(long)]
         gpu: bool,
@@ -87,7 +87,7 @@ enum Command {
         /// Output file: .glb, .gltf or .obj.
         #[arg(short, long)]
         output: std::path::PathBuf,
-        /// Skin on the GPU (skinblend-gpu, Vulkan; linear and dq only).
+        /// Skin on the GPU (skinblend-gpu, Vulkan; every method).
         #[arg(long)]
         gpu: bool,
     },
@@ -242,7 +242,10 @@ fn run_evidence(json: bool, on_gpu: bool) -> Result<()> {
             if cpu_methods.is_empty() {
                 String::new()
             } else {
-                format!(" ({} on the CPU: no GPU kernel)", cpu_methods.join(", "))
+                format!(
+                    " ({} on the CPU: this adapter cannot run its kernel)",
+                    cpu_methods.join(", ")
+                )
             }
         );
         (gpu.rows, Some(note))

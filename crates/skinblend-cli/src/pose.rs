@@ -1,4 +1,4 @@
-//! `skinblend pose FILE [--animation NAME|INDEX] [--time SECONDS] [--method linear|dq] -o OUT`.
+//! `skinblend pose FILE [--animation NAME|INDEX] [--time SECONDS] [--method linear|dq|cor] -o OUT`.
 
 use std::path::Path;
 

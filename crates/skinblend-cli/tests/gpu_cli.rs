@@ -88,7 +88,8 @@ fn pose_on_the_gpu_writes_the_cpu_file() {
     let dir = std::env::temp_dir().join(format!("skinblend-gpu-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let model = model.to_string_lossy().into_owned();
-    for method in ["linear", "dq"] {
+    // CoR: the model carries no centers, so both sides compute them (deterministically).
+    for method in ["linear", "dq", "cor"] {
         let gpu_out = dir.join(format!("gpu_{method}.obj"));
         let cpu_out = dir.join(format!("cpu_{method}.obj"));
         let gpu_path = gpu_out.to_string_lossy().into_owned();
@@ -144,8 +145,14 @@ fn bench_gpu_prints_kernel_end_to_end_and_copy_floor() {
     };
     let rows: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
     let rows = rows.as_array().expect("array");
-    // 1 size × 2 influence counts × 2 attribute sets × 2 methods.
-    assert_eq!(rows.len(), 8);
+    // 1 size × 2 influence counts × 2 attribute sets × 3 methods.
+    assert_eq!(rows.len(), 12);
+    for method in ["linear", "dq", "cor"] {
+        assert!(
+            rows.iter().any(|row| row["method"] == method),
+            "no {method} row"
+        );
+    }
     for row in rows {
         for key in ["end_to_end_mvps", "copy_floor_mvps", "share_of_floor"] {
             let value = row[key].as_f64().unwrap_or(f64::NAN);

@@ -12,7 +12,10 @@
 //   6 storage  read_write output: per vertex `output_stride` f32: position (3), then normal (3)
 //              when the mesh has normals, then tangent (4) when it has tangents
 //   7 storage  read_write counters (atomics, the whole frame)
-//   8 storage  the palette (array<SkinAffine> or array<SkinDualQuatJoint>)
+//   8 storage  the palette (array<SkinAffine>, array<SkinDualQuatJoint> or array<SkinCorJoint>)
+//   9 storage  CoR only (declared in compute_cor.wgsl; in the layout only where the device has
+//              9 storage buffers per stage): the centers of rotation, vec4 per vertex (xyz the
+//              center, w = 1 has one / 0 none; a dummy when the mesh has none)
 
 struct SkinParams {
     vertex_count: u32,
@@ -136,4 +139,41 @@ fn flush_counters(local_index: u32) {
             atomicAdd(&counters.unweighted_vertices, unweighted);
         }
     }
+}
+
+// The slot of the heaviest influence of the vertex at `base`; `>` keeps the lowest slot on ties.
+fn pivot_slot(base: u32, k: u32) -> u32 {
+    var pivot = 0u;
+    var pivot_weight = in_weights[base];
+    for (var slot = 1u; slot < k; slot += 1u) {
+        let weight = in_weights[base + slot];
+        if weight > pivot_weight {
+            pivot = slot;
+            pivot_weight = weight;
+        }
+    }
+    return pivot;
+}
+
+// Counts the blend's sign flips, applies it to vertex `v` (point, normal with its singular
+// count, tangent) and stores the result: the common tail of DQS and CoR.
+fn store_dual_quat_blend(v: u32, blend: SkinDualQuatBlend) {
+    if blend.sign_flips > 0u {
+        atomicAdd(&group_sign_flips, blend.sign_flips);
+    }
+    let p = skin_dual_quat_blend_point(blend, load_position(v));
+    var n = vec3<f32>(0.0);
+    if has_flag(SKIN_FLAG_NORMALS) {
+        let source = load_normal(v);
+        let normal = skin_dual_quat_blend_normal_direction(blend, source);
+        if normal.singular {
+            atomicAdd(&group_singular, 1u);
+        }
+        n = skin_normalize_or(normal.direction, source);
+    }
+    var t = vec4<f32>(0.0);
+    if has_flag(SKIN_FLAG_TANGENTS) {
+        t = skin_dual_quat_blend_tangent(blend, in_tangents[v]);
+    }
+    store_vertex(v, p, n, t);
 }

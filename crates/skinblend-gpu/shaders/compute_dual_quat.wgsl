@@ -8,16 +8,7 @@ fn skin_dual_quat_vertex(v: u32) {
         pass_through(v);
         return;
     }
-    // Pivot: the heaviest influence; `>` keeps the lowest slot on ties.
-    var pivot = 0u;
-    var pivot_weight = in_weights[base];
-    for (var slot = 1u; slot < k; slot += 1u) {
-        let weight = in_weights[base + slot];
-        if weight > pivot_weight {
-            pivot = slot;
-            pivot_weight = weight;
-        }
-    }
+    let pivot = pivot_slot(base, k);
     let pivot_joint = load_joint(base + pivot);
     let pivot_real = skin_dual_quat_palette[pivot_joint].real;
     var blend = skin_dual_quat_begin();
@@ -37,24 +28,7 @@ fn skin_dual_quat_vertex(v: u32) {
         }
     }
     skin_dual_quat_finish(&blend, pivot_joint);
-    if blend.sign_flips > 0u {
-        atomicAdd(&group_sign_flips, blend.sign_flips);
-    }
-    let p = skin_dual_quat_blend_point(blend, load_position(v));
-    var n = vec3<f32>(0.0);
-    if has_flag(SKIN_FLAG_NORMALS) {
-        let source = load_normal(v);
-        let normal = skin_dual_quat_blend_normal_direction(blend, source);
-        if normal.singular {
-            atomicAdd(&group_singular, 1u);
-        }
-        n = skin_normalize_or(normal.direction, source);
-    }
-    var t = vec4<f32>(0.0);
-    if has_flag(SKIN_FLAG_TANGENTS) {
-        t = skin_dual_quat_blend_tangent(blend, in_tangents[v]);
-    }
-    store_vertex(v, p, n, t);
+    store_dual_quat_blend(v, blend);
 }
 
 @compute @workgroup_size(64)

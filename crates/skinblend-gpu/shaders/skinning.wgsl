@@ -5,9 +5,11 @@
 // dot(row2, (p, 1))). Quaternions are (x, y, z, w). A dual quaternion is (real, dual) with
 // dual = 1/2 (0, t) real: rotate by `real`, then translate by t.
 //
-// This file declares no bindings. `linear.wgsl` and `dual_quat.wgsl` read a palette global that
-// the including shader declares (the Rust functions `linear_skinning_wgsl(group, binding)` and
-// `dual_quat_skinning_wgsl(group, binding)` emit the declaration and both files for you).
+// This file declares no bindings. `linear.wgsl`, `dual_quat.wgsl` and `center_of_rotation.wgsl`
+// read a palette global that the including shader declares (the Rust functions
+// `linear_skinning_wgsl(group, binding)`, `dual_quat_skinning_wgsl(group, binding)` and
+// `cor_skinning_wgsl(group, binding)` emit the declaration and the files for you). The blend
+// of dual quaternions below reads no palette: DQS and CoR both finish with it.
 
 // A 3x4 affine map stored as its three rows: 48 bytes, 16-byte aligned. The LBS palette is an
 // array of these (one skin matrix world_from_joint * joint_from_bind per joint).
@@ -27,6 +29,14 @@ struct SkinDualQuatJoint {
     dual: vec4<f32>,
     residual: SkinAffine,
     rigid: u32,
+}
+
+// One joint of a CoR palette: 144 bytes. `dual_quat`: the joint's DQS entry (its split, as
+// above); `linear`: its full skin matrix as rows, the LBS entry, which places each vertex's
+// center of rotation.
+struct SkinCorJoint {
+    dual_quat: SkinDualQuatJoint,
+    linear: SkinAffine,
 }
 
 // A 3x3 whose determinant is at most this fraction of (largest column length)^3 is singular for
@@ -130,4 +140,104 @@ fn skin_pivot4(weights: vec4<f32>) -> u32 {
         }
     }
     return pivot;
+}
+
+// A vertex's blend of dual quaternions in progress, then finished: the sign-aligned sum
+// (normalized by `skin_dual_quat_normalize`), the linear blend of the residual maps when any
+// influencing joint is non-rigid, and how many influences were negated to agree with the pivot.
+// DQS and CoR both build one; `skin_dual_quat_blend_point`, `_normal` and `_tangent` apply it.
+struct SkinDualQuatBlend {
+    real: vec4<f32>,
+    dual: vec4<f32>,
+    residual: SkinAffine,
+    has_residual: bool,
+    sign_flips: u32,
+}
+
+fn skin_dual_quat_begin() -> SkinDualQuatBlend {
+    return SkinDualQuatBlend(vec4<f32>(0.0), vec4<f32>(0.0), skin_affine_zero(), false, 0u);
+}
+
+// Adds one influence's dual quaternion (`real`, `dual`) with `weight` (call only for
+// weight > 0), negated when its real part has a negative dot with the pivot's (`pivot_real`,
+// the heaviest influence's); a negation of any slot but the pivot's own is counted in
+// `sign_flips`. `rigid` is the joint's flag (0: it has a residual).
+fn skin_dual_quat_accumulate(blend: ptr<function, SkinDualQuatBlend>, real: vec4<f32>, dual: vec4<f32>, rigid: u32, weight: f32, pivot_real: vec4<f32>, is_pivot: bool) {
+    var signed = weight;
+    if dot(real, pivot_real) < 0.0 {
+        signed = -weight;
+        if !is_pivot {
+            (*blend).sign_flips += 1u;
+        }
+    }
+    (*blend).real += real * signed;
+    (*blend).dual += dual * signed;
+    if rigid == 0u {
+        (*blend).has_residual = true;
+    }
+}
+
+// Normalizes the sum by the length of its real part; takes `fallback_real`, `fallback_dual`
+// (the pivot's own dual quaternion) if that length is zero (which rounding alone could cause)
+// or not finite.
+fn skin_dual_quat_normalize(blend: ptr<function, SkinDualQuatBlend>, fallback_real: vec4<f32>, fallback_dual: vec4<f32>) {
+    let len = length((*blend).real);
+    if len > 0.0 && len <= SKIN_F32_MAX {
+        let inverse = 1.0 / len;
+        (*blend).real *= inverse;
+        (*blend).dual *= inverse;
+    } else {
+        (*blend).real = fallback_real;
+        (*blend).dual = fallback_dual;
+    }
+}
+
+// The dual part 1/2 (0, t) real of the motion that rotates by `real`, then translates by `t`.
+fn skin_dual_quat_dual_part(real: vec4<f32>, t: vec3<f32>) -> vec4<f32> {
+    return 0.5 * vec4<f32>(real.w * t + cross(t, real.xyz), -dot(t, real.xyz));
+}
+
+// A point: the blended residual first (when any), then the blended rigid motion.
+fn skin_dual_quat_blend_point(blend: SkinDualQuatBlend, p: vec3<f32>) -> vec3<f32> {
+    var q = p;
+    if blend.has_residual {
+        q = skin_affine_point(blend.residual, p);
+    }
+    return skin_dual_quat_point(blend.real, blend.dual, q);
+}
+
+// The normal direction R (S^-T n), unnormalized, and whether S was singular.
+struct SkinDirection {
+    direction: vec3<f32>,
+    singular: bool,
+}
+
+fn skin_dual_quat_blend_normal_direction(blend: SkinDualQuatBlend, n: vec3<f32>) -> SkinDirection {
+    var m = n;
+    var singular = false;
+    if blend.has_residual {
+        let normal_matrix = skin_normal_matrix(skin_affine_matrix3(blend.residual));
+        m = normal_matrix.matrix * n;
+        singular = normal_matrix.singular;
+    }
+    return SkinDirection(skin_quat_rotate(blend.real, m), singular);
+}
+
+// A unit normal: R (S^-T n) normalized; `n` itself when that direction is zero.
+fn skin_dual_quat_blend_normal(blend: SkinDualQuatBlend, n: vec3<f32>) -> vec3<f32> {
+    return skin_normalize_or(skin_dual_quat_blend_normal_direction(blend, n).direction, n);
+}
+
+// A tangent (xyz direction, w handedness): R (S t) normalized; w flips where S mirrors.
+fn skin_dual_quat_blend_tangent(blend: SkinDualQuatBlend, t: vec4<f32>) -> vec4<f32> {
+    var d = t.xyz;
+    var w = t.w;
+    if blend.has_residual {
+        let s = skin_affine_matrix3(blend.residual);
+        d = s * d;
+        if skin_determinant(s) < 0.0 {
+            w = -w;
+        }
+    }
+    return vec4<f32>(skin_normalize_or(skin_quat_rotate(blend.real, d), t.xyz), w);
 }

@@ -47,7 +47,7 @@ pub struct GpuBenchRow {
     /// The adapter's name.
     pub adapter: String,
     /// Bytes one frame's kernel reads from the mesh and writes to the output (the palette,
-    /// a few KiB, is not counted).
+    /// a few KiB, is not counted; CoR's per-vertex centers are).
     pub bytes_per_frame: u64,
     /// The compute pass alone, from timestamps; `None` when the device has no timestamp queries.
     pub kernel_s: Option<f64>,
@@ -96,17 +96,25 @@ impl GpuBenchRow {
     }
 }
 
-/// Bytes one vertex's kernel reads and writes (see [`GpuBenchRow::bytes_per_frame`]).
+/// Bytes one vertex's kernel reads and writes under `method` (see
+/// [`GpuBenchRow::bytes_per_frame`]).
 #[must_use]
-pub fn bytes_per_vertex(influences: usize, normals: bool, tangents: bool) -> u64 {
+pub fn bytes_per_vertex(method: Method, influences: usize, normals: bool, tangents: bool) -> u64 {
     let k = influences as u64;
     let attributes = 12 + 12 * u64::from(normals) + 16 * u64::from(tangents);
+    // CoR also reads the vertex's center of rotation, one vec4.
+    let centers = if method == Method::CenterOfRotation {
+        16
+    } else {
+        0
+    };
     // Read: attributes, u16 joint indices, f32 weights; write: the same attributes.
-    attributes + 2 * k + 4 * k + attributes
+    attributes + 2 * k + 4 * k + centers + attributes
 }
 
 /// A deterministic synthetic rig: positions in a 2 m box, unit normals, tangents, `k`
-/// influences over [`BENCH_JOINTS`] joints with weights summing to 1, and a rigid palette.
+/// influences over [`BENCH_JOINTS`] joints with weights summing to 1, a rigid palette, and a
+/// center of rotation for every vertex (CoR's full path).
 #[derive(Debug, Clone)]
 pub struct SyntheticRig {
     /// Bind-pose positions.
@@ -119,6 +127,9 @@ pub struct SyntheticRig {
     pub influences: Influences,
     /// Skin matrices, one per joint.
     pub palette: Vec<Mat4>,
+    /// Centers of rotation, one per vertex: a point 10 cm off the vertex, so every vertex takes
+    /// CoR's full path (no precomputation: the benchmark measures the kernel, not the centers).
+    pub rotation_centers: Vec<Vec3>,
 }
 
 impl SyntheticRig {
@@ -157,6 +168,7 @@ impl SyntheticRig {
             weights[start..].iter_mut().for_each(|w| *w /= sum);
         }
         let influences = Influences::new(k, joints, weights, BENCH_JOINTS)?;
+        let rotation_centers = positions.iter().map(|&p| p + Vec3::splat(0.1)).collect();
         let palette = (0..BENCH_JOINTS)
             .map(|_| {
                 let axis = (Vec3::new(next(), next(), next()) - 0.5).normalize_or(Vec3::X);
@@ -172,6 +184,7 @@ impl SyntheticRig {
             tangents,
             influences,
             palette,
+            rotation_centers,
         })
     }
 }
@@ -232,12 +245,15 @@ fn read_timestamps(gpu: &GpuSkinner, query_set: &wgpu::QuerySet) -> Result<f64, 
 /// device cannot hold).
 pub fn run(gpu: &GpuSkinner, case: &GpuBenchCase) -> Result<GpuBenchRow, GpuError> {
     let rig = SyntheticRig::new(case.vertices, case.influences, 1)?;
-    let input = SkinInput::new(
+    let mut input = SkinInput::new(
         &rig.positions,
         case.normals.then_some(&rig.normals[..]),
         case.tangents.then_some(&rig.tangents[..]),
         &rig.influences,
     )?;
+    if case.method == Method::CenterOfRotation {
+        input = input.with_rotation_centers(&rig.rotation_centers)?;
+    }
     let mut mesh = gpu.upload(&input)?;
     let options = SkinOptions {
         method: case.method,
@@ -245,7 +261,8 @@ pub fn run(gpu: &GpuSkinner, case: &GpuBenchCase) -> Result<GpuBenchRow, GpuErro
     };
     let palette = prepare(&rig.palette, None, &options)?;
     let bytes_per_frame =
-        bytes_per_vertex(case.influences, case.normals, case.tangents) * case.vertices as u64;
+        bytes_per_vertex(case.method, case.influences, case.normals, case.tangents)
+            * case.vertices as u64;
     let device = gpu.device();
     let features = device.features();
     let query_set = features.contains(wgpu::Features::TIMESTAMP_QUERY).then(|| {

@@ -62,7 +62,7 @@ pub enum GpuError {
     #[error("{buffer} buffer needs {bytes} bytes, above the device's max_buffer_size of {limit}")]
     BufferTooLarge {
         /// Which buffer: `"positions"`, `"normals"`, `"tangents"`, `"joints"`, `"weights"`,
-        /// `"output"`, `"palette"`.
+        /// `"rotation centers"`, `"output"`, `"palette"`.
         buffer: &'static str,
         /// Bytes needed.
         bytes: u64,
@@ -82,7 +82,7 @@ pub enum GpuError {
     },
 
     /// The palette was prepared for a method the GPU kernels do not implement.
-    #[error("method {method} is not supported on the GPU (supported: linear, dq)")]
+    #[error("method {method} is not supported on the GPU (supported: linear, dq, cor)")]
     UnsupportedMethod {
         /// The method's name.
         method: String,

@@ -1,6 +1,6 @@
-//! GPU skinning with wgpu: linear blend (LBS) and dual quaternion (DQS) compute kernels with
-//! the same results as the `skinblend` CPU kernels, and the same WGSL functions for your own
-//! vertex shaders.
+//! GPU skinning with wgpu: linear blend (LBS), dual quaternion (DQS) and centers-of-rotation
+//! (CoR, Le & Hodgins 2016) compute kernels with the same results as the `skinblend` CPU
+//! kernels, and the same WGSL functions for your own vertex shaders.
 //!
 //! # Use
 //! ```no_run
@@ -19,25 +19,48 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! Centers of rotation need the per-vertex centers in the input before upload:
+//! ```no_run
+//! # use skinblend::{fixtures, prepare, Method, SkinInput, SkinOptions};
+//! # use skinblend_gpu::GpuSkinner;
+//! # let rig = fixtures::twist_coarse();
+//! # let gpu = GpuSkinner::new()?;
+//! let centers = skinblend::evidence::fixture_rotation_centers(&rig)?; // or cor::rotation_centers
+//! let input = SkinInput::new(&rig.positions, Some(&rig.normals), None, &rig.influences)?
+//!     .with_rotation_centers(&centers)?;
+//! let mut mesh = gpu.upload(&input)?;            // the centers go up once, with the mesh
+//! let options = SkinOptions { method: Method::CenterOfRotation, ..SkinOptions::default() };
+//! let palette = prepare(&rig.palette(180.0), Some(&rig.joint_centers), &options)?;
+//! let skinned = gpu.skin_and_read_back(&mut mesh, &palette)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Conventions (as the core crate)
 //! glam types; column vectors, `v' = M v`; column-major on the CPU, 3x4 matrices as three rows on
 //! the GPU (see [`GpuLinearJoint`]); quaternions `(x, y, z, w)`; dual quaternion
 //! `dual = ½ (0, t) real`.
 //!
 //! # What runs where
-//! Per mesh, once: positions, normals, tangents and influences (any `k`) are uploaded. Per
-//! frame: the palette is prepared on the CPU by [`skinblend::prepare`] (for DQS the core's own
-//! rigid/residual split, so both paths share one definition), only it is uploaded (48 bytes per
-//! joint for LBS, 96 for DQS), and one compute pass skins the whole mesh into an interleaved
-//! vertex buffer. Per-vertex semantics are those of the CPU scalar kernels: pivot = heaviest
-//! influence (ties: lowest slot), sign alignment, residual blend, normals by the inverse
-//! transpose through the cofactor (singular ones counted), tangents with handedness, weights
-//! summing to zero passed through. Diagnostics are counted on the GPU with atomics.
+//! Per mesh, once: positions, normals, tangents, influences (any `k`) and, when the input has
+//! them, the centers of rotation (a `vec4` per vertex: the center, `w` = 1; or `w` = 0 for a
+//! vertex without one, never NaN) are uploaded. Per frame: the palette is prepared on the CPU
+//! by [`skinblend::prepare`] (for DQS and CoR the core's own rigid/residual split, so both paths
+//! share one definition), only it is uploaded (48 bytes per joint for LBS, 96 for DQS, 144 for
+//! CoR: the DQS entry and the LBS matrix), and one compute pass skins the whole mesh into an
+//! interleaved vertex buffer. Per-vertex semantics are those of the CPU scalar kernels: pivot =
+//! heaviest influence (ties: lowest slot), sign alignment (flips counted), residual blend, for
+//! CoR the translation that sends the vertex's center where LBS does (DQS for a vertex without
+//! a center), normals by the inverse transpose through the cofactor (singular ones counted),
+//! tangents with handedness, weights summing to zero passed through. Diagnostics are counted on
+//! the GPU with atomics.
 //!
 //! # Errors and limits
 //! No public function panics on data or a missing GPU: see [`GpuError`]. Buffers are checked
 //! against the device's `max_buffer_size`; a mesh above the storage binding size or the
-//! workgroup-count limit is skinned by several dispatches in one pass.
+//! workgroup-count limit is skinned by several dispatches in one pass. The CoR kernel reads a
+//! ninth storage buffer (the centers); a device with only WebGPU's default 8 per stage (one you
+//! created and passed to [`GpuSkinner::from_device`]) skins LBS and DQS and refuses CoR with
+//! [`GpuError::UnsuitableAdapter`] (see [`GpuSkinner::supports`]).
 #![warn(missing_docs)]
 
 pub mod bench;
@@ -47,17 +70,21 @@ mod skinner;
 pub mod wgsl;
 
 pub use error::GpuError;
-pub use palette::{GpuDualQuatJoint, GpuLinearJoint, GpuPalette};
+pub use palette::{
+    gpu_rotation_centers, GpuCorJoint, GpuDualQuatJoint, GpuLinearJoint, GpuPalette,
+};
 pub use skinner::{GpuMesh, GpuOptions, GpuSkinner, OutputLayout, WORKGROUP_SIZE};
-pub use wgsl::{dual_quat_skinning_wgsl, linear_skinning_wgsl};
+pub use wgsl::{cor_skinning_wgsl, dual_quat_skinning_wgsl, linear_skinning_wgsl};
 
-/// Whether the GPU kernels implement `method`: LBS and DQS. Others (centers of rotation) are
-/// refused with [`GpuError::UnsupportedMethod`].
+/// Whether this crate has a GPU kernel for `method`: LBS, DQS and CoR all have one. Whether a
+/// given device can run it is [`GpuSkinner::supports`] (CoR needs 9 storage buffers per stage).
 #[must_use]
 pub fn supports(method: skinblend::Method) -> bool {
     matches!(
         method,
-        skinblend::Method::Linear | skinblend::Method::DualQuaternion
+        skinblend::Method::Linear
+            | skinblend::Method::DualQuaternion
+            | skinblend::Method::CenterOfRotation
     )
 }
 

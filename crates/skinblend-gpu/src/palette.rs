@@ -1,7 +1,7 @@
 //! The palette as the GPU reads it: `#[repr(C)]` structs matching the WGSL ones byte for byte.
 
 use bytemuck::{Pod, Zeroable};
-use glam::{Affine3A, Quat};
+use glam::{Affine3A, Quat, Vec3};
 use skinblend::{Method, PreparedPalette, SkinError};
 
 use crate::GpuError;
@@ -32,12 +32,45 @@ pub struct GpuDualQuatJoint {
     pub padding: [u32; 3],
 }
 
+/// One CoR joint, WGSL `SkinCorJoint`. 144 bytes: the joint's DQS entry at 0 (its split: the
+/// rotation, which turns the vertex, and the residual), then its full skin matrix's rows at 96
+/// (the LBS entry, which places the vertex's center of rotation). No padding beyond the DQS
+/// entry's own.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct GpuCorJoint {
+    /// The DQS entry: dual quaternion, residual and rigid flag of the core's split.
+    pub dual_quat: GpuDualQuatJoint,
+    /// The LBS entry: the skin matrix as rows.
+    pub linear: GpuLinearJoint,
+}
+
 /// Bytes per joint of the largest palette entry: the palette buffer is sized for this so one
-/// buffer serves both methods.
-pub(crate) const MAX_JOINT_BYTES: u64 = std::mem::size_of::<GpuDualQuatJoint>() as u64;
+/// buffer serves every method.
+pub(crate) const MAX_JOINT_BYTES: u64 = std::mem::size_of::<GpuCorJoint>() as u64;
 
 const _: () = assert!(std::mem::size_of::<GpuLinearJoint>() == 48);
 const _: () = assert!(std::mem::size_of::<GpuDualQuatJoint>() == 96);
+const _: () = assert!(std::mem::size_of::<GpuCorJoint>() == 144);
+
+/// The per-vertex centers of rotation as the GPU reads them (WGSL `vec4<f32>`): `[x, y, z, 1]`
+/// for a vertex with a center, `[0, 0, 0, 0]` for one without
+/// ([`skinblend::cor::NO_ROTATION_CENTER`], NaN, or any non-finite center, which the CPU
+/// kernel also skins by DQS). No NaN reaches the GPU. Fill the attribute that
+/// [`crate::cor_skinning_wgsl`]'s `skin_cor_blend4` takes with these. Allocates the result.
+#[must_use]
+pub fn gpu_rotation_centers(centers: &[Vec3]) -> Vec<[f32; 4]> {
+    centers.iter().map(|&c| gpu_rotation_center(c)).collect()
+}
+
+/// One center in GPU layout (see [`gpu_rotation_centers`]).
+pub(crate) fn gpu_rotation_center(center: Vec3) -> [f32; 4] {
+    if center.is_finite() {
+        [center.x, center.y, center.z, 1.0]
+    } else {
+        [0.0; 4]
+    }
+}
 
 fn rows(map: &Affine3A) -> [[f32; 4]; 3] {
     let (x, y, z, t) = (
@@ -64,12 +97,25 @@ pub enum GpuPalette {
     Linear(Vec<GpuLinearJoint>),
     /// For [`Method::DualQuaternion`].
     DualQuaternion(Vec<GpuDualQuatJoint>),
+    /// For [`Method::CenterOfRotation`].
+    CenterOfRotation(Vec<GpuCorJoint>),
+}
+
+fn dual_quat_joint(dq: &skinblend::DualQuat, residual: &Affine3A, rigid: bool) -> GpuDualQuatJoint {
+    GpuDualQuatJoint {
+        real: quat(dq.real),
+        dual: quat(dq.dual),
+        residual_rows: rows(residual),
+        rigid: u32::from(rigid),
+        padding: [0; 3],
+    }
 }
 
 impl GpuPalette {
     /// Converts the first `joint_count` joints of `palette` (all of them when `None`). The DQS
-    /// entries are the core's own split (dual quaternion, residual, rigid flag), so CPU and GPU
-    /// share one definition. Allocates the result.
+    /// entries are the core's own split (dual quaternion, residual, rigid flag), and the CoR
+    /// entries that split beside the core's 3x4 skin matrix, so CPU and GPU share one
+    /// definition. Allocates the result.
     ///
     /// # Errors
     /// [`SkinError::PaletteLength`] when the palette has fewer than `joint_count` joints;
@@ -108,7 +154,7 @@ impl GpuPalette {
             Method::Linear => {
                 let mut joints = match std::mem::replace(self, Self::Linear(Vec::new())) {
                     Self::Linear(v) => v,
-                    Self::DualQuaternion(_) => Vec::new(),
+                    Self::DualQuaternion(_) | Self::CenterOfRotation(_) => Vec::new(),
                 };
                 joints.clear();
                 joints.extend(
@@ -121,22 +167,37 @@ impl GpuPalette {
             Method::DualQuaternion => {
                 let mut joints = match std::mem::replace(self, Self::Linear(Vec::new())) {
                     Self::DualQuaternion(v) => v,
-                    Self::Linear(_) => Vec::new(),
+                    Self::Linear(_) | Self::CenterOfRotation(_) => Vec::new(),
                 };
                 joints.clear();
                 let dqs = &palette.dual_quats()[..count];
                 let residuals = &palette.residuals()[..count];
                 let rigid = &palette.rigid_flags()[..count];
-                joints.extend(dqs.iter().zip(residuals).zip(rigid).map(
-                    |((dq, residual), &rigid)| GpuDualQuatJoint {
-                        real: quat(dq.real),
-                        dual: quat(dq.dual),
-                        residual_rows: rows(residual),
-                        rigid: u32::from(rigid),
-                        padding: [0; 3],
+                joints.extend(
+                    dqs.iter()
+                        .zip(residuals)
+                        .zip(rigid)
+                        .map(|((dq, residual), &rigid)| dual_quat_joint(dq, residual, rigid)),
+                );
+                *self = Self::DualQuaternion(joints);
+            }
+            Method::CenterOfRotation => {
+                let mut joints = match std::mem::replace(self, Self::Linear(Vec::new())) {
+                    Self::CenterOfRotation(v) => v,
+                    Self::Linear(_) | Self::DualQuaternion(_) => Vec::new(),
+                };
+                joints.clear();
+                let dqs = &palette.dual_quats()[..count];
+                let residuals = &palette.residuals()[..count];
+                let rigid = &palette.rigid_flags()[..count];
+                let linear = &palette.linear_matrices()[..count];
+                joints.extend(dqs.iter().zip(residuals).zip(rigid).zip(linear).map(
+                    |(((dq, residual), &rigid), linear)| GpuCorJoint {
+                        dual_quat: dual_quat_joint(dq, residual, rigid),
+                        linear: GpuLinearJoint { rows: rows(linear) },
                     },
                 ));
-                *self = Self::DualQuaternion(joints);
+                *self = Self::CenterOfRotation(joints);
             }
             other => {
                 return Err(GpuError::UnsupportedMethod {
@@ -153,6 +214,7 @@ impl GpuPalette {
         match self {
             Self::Linear(_) => Method::Linear,
             Self::DualQuaternion(_) => Method::DualQuaternion,
+            Self::CenterOfRotation(_) => Method::CenterOfRotation,
         }
     }
 
@@ -162,6 +224,7 @@ impl GpuPalette {
         match self {
             Self::Linear(joints) => bytemuck::cast_slice(joints),
             Self::DualQuaternion(joints) => bytemuck::cast_slice(joints),
+            Self::CenterOfRotation(joints) => bytemuck::cast_slice(joints),
         }
     }
 }

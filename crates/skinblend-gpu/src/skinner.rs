@@ -8,7 +8,7 @@ use glam::{Vec3, Vec4};
 use skinblend::{Diagnostics, Method, PreparedPalette, SkinInput, Skinned};
 use wgpu::util::DeviceExt;
 
-use crate::palette::{GpuPalette, MAX_JOINT_BYTES};
+use crate::palette::{gpu_rotation_center, GpuPalette, MAX_JOINT_BYTES};
 use crate::wgsl;
 use crate::GpuError;
 
@@ -16,9 +16,14 @@ use crate::GpuError;
 /// multiple of every vendor's SIMD width (32 or 64) and small enough for any device.
 pub const WORKGROUP_SIZE: u32 = 64;
 
-/// Storage bindings the kernels use in one stage (bindings 1 to 8 of `shaders/compute.wgsl`);
-/// WebGPU's default limit is exactly this.
+/// Storage bindings the LBS and DQS kernels use in one stage (bindings 1 to 8 of
+/// `shaders/compute.wgsl`); WebGPU's default limit is exactly this.
 const STORAGE_BINDINGS: u32 = 8;
+
+/// Storage bindings the CoR kernel uses in one stage: the eight above and the per-vertex
+/// centers of rotation (binding 9). A device with fewer skins LBS and DQS but refuses CoR with
+/// [`GpuError::UnsuitableAdapter`].
+const COR_STORAGE_BINDINGS: u32 = 9;
 
 /// Dispatch chunks start at a multiple of this many vertices, so every binding's offset
 /// (vertices × bytes per vertex) is a multiple of 256 bytes, the largest storage offset
@@ -82,7 +87,7 @@ impl DeviceState {
     }
 }
 
-/// A wgpu device with the LBS and DQS compute pipelines: uploads meshes, skins them.
+/// A wgpu device with the LBS, DQS and CoR compute pipelines: uploads meshes, skins them.
 ///
 /// Create one per device and reuse it; it is cheap to share by reference. Every method returns
 /// a [`GpuError`] instead of panicking, including when no adapter exists or the device is lost.
@@ -96,6 +101,9 @@ pub struct GpuSkinner {
     layout: wgpu::BindGroupLayout,
     linear: wgpu::ComputePipeline,
     dual_quat: wgpu::ComputePipeline,
+    /// `None` on a device with fewer than [`COR_STORAGE_BINDINGS`] storage buffers per stage;
+    /// the bind group layout then has no binding 9.
+    center_of_rotation: Option<wgpu::ComputePipeline>,
     state: Arc<DeviceState>,
     max_vertices_per_dispatch: Option<u32>,
 }
@@ -128,7 +136,8 @@ pub struct OutputLayout {
     pub tangent_offset: Option<u64>,
 }
 
-/// A mesh uploaded once (positions, normals, tangents, influences) with its output buffer.
+/// A mesh uploaded once (positions, normals, tangents, influences, and the centers of rotation
+/// when the input has them) with its output buffer.
 ///
 /// Skin it each frame with [`GpuSkinner::skin`]; read it with [`GpuSkinner::read_back`] or bind
 /// [`GpuMesh::output_buffer`] as a vertex buffer (layout in [`GpuMesh::output_layout`]).
@@ -137,6 +146,7 @@ pub struct GpuMesh {
     vertex_count: usize,
     influences_per_vertex: usize,
     joint_count: usize,
+    has_rotation_centers: bool,
     layout: OutputLayout,
     output: wgpu::Buffer,
     counters: wgpu::Buffer,
@@ -170,6 +180,13 @@ impl GpuMesh {
         self.layout
     }
 
+    /// Whether the mesh was uploaded with centers of rotation (needed by
+    /// [`Method::CenterOfRotation`]).
+    #[must_use]
+    pub fn has_rotation_centers(&self) -> bool {
+        self.has_rotation_centers
+    }
+
     /// Number of dispatches one frame takes (1 unless the mesh exceeds a device limit or
     /// [`GpuOptions::max_vertices_per_dispatch`]).
     #[must_use]
@@ -189,7 +206,7 @@ impl GpuSkinner {
 
     /// Opens an adapter (Vulkan; `WGPU_BACKEND`/`WGPU_ADAPTER_NAME` environment variables are
     /// honoured), creates a device with the adapter's own limits (so large meshes fit) and
-    /// timestamp queries where available, and compiles both pipelines.
+    /// timestamp queries where available, and compiles the pipelines.
     ///
     /// # Errors
     /// [`GpuError::NoAdapter`], [`GpuError::RequestDevice`], [`GpuError::UnsuitableAdapter`]
@@ -242,7 +259,8 @@ impl GpuSkinner {
     }
 
     /// Uses a device you created (a renderer's), so the output buffers live on it. The device
-    /// needs 8 storage buffers per shader stage; `TIMESTAMP_QUERY` is used by the benchmark when
+    /// needs 8 storage buffers per shader stage, and 9 for centers of rotation (with 8, CoR is
+    /// refused: see [`GpuSkinner::supports`]); `TIMESTAMP_QUERY` is used by the benchmark when
     /// enabled. Replaces the device's uncaptured-error handler and device-lost callback with
     /// ones that turn those events into [`GpuError`]s.
     ///
@@ -274,10 +292,16 @@ impl GpuSkinner {
             DeviceState::set(&on_lost.lost, format!("{reason:?}: {message}"));
         });
 
+        let with_centers = limits.max_storage_buffers_per_shader_stage >= COR_STORAGE_BINDINGS;
         let scope = ErrorScopes::push(&device);
+        let entries = bind_group_layout_entries();
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("skinblend-gpu bind group layout"),
-            entries: &bind_group_layout_entries(),
+            entries: if with_centers {
+                &entries[..]
+            } else {
+                &entries[..entries.len() - 1]
+            },
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("skinblend-gpu pipeline layout"),
@@ -308,6 +332,13 @@ impl GpuSkinner {
             wgsl::compute_dual_quat_source(),
             "skin_dual_quat_main",
         );
+        let center_of_rotation = with_centers.then(|| {
+            pipeline(
+                "skinblend-gpu centers of rotation skinning",
+                wgsl::compute_cor_source(),
+                "skin_cor_main",
+            )
+        });
         scope.pop("building the compute pipelines")?;
         let skinner = Self {
             device,
@@ -318,11 +349,24 @@ impl GpuSkinner {
             layout,
             linear,
             dual_quat,
+            center_of_rotation,
             state,
             max_vertices_per_dispatch,
         };
         skinner.check("building the compute pipelines")?;
         Ok(skinner)
+    }
+
+    /// Whether this device can skin with `method`: LBS and DQS always; CoR where the device has
+    /// 9 storage buffers per shader stage (a device opened by [`GpuSkinner::new`] takes the
+    /// adapter's own limit, well above 9 on common Vulkan drivers, lavapipe included; a device
+    /// created with WebGPU's default limits, 8, has not).
+    #[must_use]
+    pub fn supports(&self, method: Method) -> bool {
+        match method {
+            Method::Linear | Method::DualQuaternion => true,
+            Method::CenterOfRotation => self.center_of_rotation.is_some(),
+        }
     }
 
     /// The adapter's name, backend and driver, for reports.
@@ -383,8 +427,11 @@ impl GpuSkinner {
     }
 
     /// Uploads a mesh once: positions, normals and tangents when present, influences (any k;
-    /// joint indices packed two u16 per u32), and creates the output, counter and palette
-    /// buffers and one bind group per dispatch chunk. Allocates GPU memory for all of them.
+    /// joint indices packed two u16 per u32), the centers of rotation when the input has them
+    /// ([`SkinInput::with_rotation_centers`]; one `vec4` per vertex, `w` = 1 with a center, 0
+    /// without, see [`crate::gpu_rotation_centers`]), and creates the output, counter and
+    /// palette buffers and one bind group per dispatch chunk. Allocates GPU memory for all of
+    /// them. A mesh with centers can be skinned by every method; one without, by LBS and DQS.
     ///
     /// # Errors
     /// [`GpuError::BufferTooLarge`] when an attribute exceeds the device's `max_buffer_size`,
@@ -398,6 +445,11 @@ impl GpuSkinner {
         let joint_count = influences.joint_count();
         let has_normals = input.normals().is_some();
         let has_tangents = input.tangents().is_some();
+        // Centers are only worth uploading where the CoR kernel can read them.
+        let with_centers_binding = self.center_of_rotation.is_some();
+        let centers_in = input.rotation_centers();
+        let has_centers = centers_in.is_some();
+        let upload_centers = has_centers && with_centers_binding;
         let layout = output_layout(has_normals, has_tangents);
         let stride_floats = u32::try_from(layout.stride_bytes / 4).unwrap_or(u32::MAX);
 
@@ -415,6 +467,9 @@ impl GpuSkinner {
         }
         if has_tangents {
             per_vertex.push(("tangents", 16));
+        }
+        if upload_centers {
+            per_vertex.push(("rotation centers", 16));
         }
         let n = vertex_count as u64;
         for &(buffer, bytes_per_vertex) in &per_vertex {
@@ -465,6 +520,20 @@ impl GpuSkinner {
             ),
             None => self.buffer_init("skinblend-gpu tangents (none)", &[], storage),
         };
+        let centers_bytes: Vec<[f32; 4]> = match centers_in.filter(|_| upload_centers) {
+            Some(centers) => centers.iter().map(|&c| gpu_rotation_center(c)).collect(),
+            None => Vec::new(),
+        };
+        let centers = self.buffer_init(
+            if upload_centers {
+                "skinblend-gpu rotation centers"
+            } else {
+                "skinblend-gpu rotation centers (none)"
+            },
+            bytemuck::cast_slice(&centers_bytes),
+            storage,
+        );
+        drop(centers_bytes);
         let joints = self.buffer_init(
             "skinblend-gpu joint indices",
             bytemuck::cast_slice(influences.joints()),
@@ -514,34 +583,48 @@ impl GpuSkinner {
             let range =
                 |buffer, bytes_per_vertex| chunk_range(buffer, first, count, bytes_per_vertex);
             let whole = wgpu::Buffer::as_entire_binding;
+            let entries = [
+                entry(0, whole(&params_buffer)),
+                entry(1, range(&positions, 12)),
+                entry(
+                    2,
+                    if has_normals {
+                        range(&normals, 12)
+                    } else {
+                        whole(&normals)
+                    },
+                ),
+                entry(
+                    3,
+                    if has_tangents {
+                        range(&tangents, 16)
+                    } else {
+                        whole(&tangents)
+                    },
+                ),
+                entry(4, range(&joints, 2 * k64)),
+                entry(5, range(&weights, 4 * k64)),
+                entry(6, range(&output, layout.stride_bytes)),
+                entry(7, whole(&counters)),
+                entry(8, whole(&palette)),
+                entry(
+                    9,
+                    if upload_centers {
+                        range(&centers, 16)
+                    } else {
+                        whole(&centers)
+                    },
+                ),
+            ];
             let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("skinblend-gpu chunk bind group"),
                 layout: &self.layout,
-                entries: &[
-                    entry(0, whole(&params_buffer)),
-                    entry(1, range(&positions, 12)),
-                    entry(
-                        2,
-                        if has_normals {
-                            range(&normals, 12)
-                        } else {
-                            whole(&normals)
-                        },
-                    ),
-                    entry(
-                        3,
-                        if has_tangents {
-                            range(&tangents, 16)
-                        } else {
-                            whole(&tangents)
-                        },
-                    ),
-                    entry(4, range(&joints, 2 * k64)),
-                    entry(5, range(&weights, 4 * k64)),
-                    entry(6, range(&output, layout.stride_bytes)),
-                    entry(7, whole(&counters)),
-                    entry(8, whole(&palette)),
-                ],
+                // Binding 9 exists only in a layout with the CoR kernel.
+                entries: if with_centers_binding {
+                    &entries[..]
+                } else {
+                    &entries[..entries.len() - 1]
+                },
             });
             chunks.push(Chunk {
                 vertex_count: params.vertex_count,
@@ -556,6 +639,7 @@ impl GpuSkinner {
             vertex_count,
             influences_per_vertex: k,
             joint_count,
+            has_rotation_centers: has_centers,
             layout,
             output,
             counters,
@@ -564,7 +648,7 @@ impl GpuSkinner {
             renormalize: true,
             scratch: GpuPalette::Linear(Vec::new()),
             frame: None,
-            _inputs: vec![positions, normals, tangents, joints, weights],
+            _inputs: vec![positions, normals, tangents, joints, weights, centers],
         })
     }
 
@@ -598,7 +682,9 @@ impl GpuSkinner {
     ///
     /// # Errors
     /// `SkinError::PaletteLength` (as [`GpuError::Skin`]) when the palette has fewer joints
-    /// than the influences address, [`GpuError::UnsupportedMethod`], [`GpuError::DeviceLost`],
+    /// than the influences address, `SkinError::MissingRotationCenters` (as [`GpuError::Skin`])
+    /// for CoR on a mesh uploaded without centers, [`GpuError::UnsuitableAdapter`] for CoR on a
+    /// device without its kernel ([`GpuSkinner::supports`]), [`GpuError::DeviceLost`],
     /// [`GpuError::Wgpu`].
     pub fn skin(&self, mesh: &mut GpuMesh, palette: &PreparedPalette) -> Result<(), GpuError> {
         self.skin_timed(mesh, palette, None)
@@ -613,11 +699,28 @@ impl GpuSkinner {
     ) -> Result<(), GpuError> {
         self.check("skinning")?;
         mesh.frame = None;
-        mesh.scratch.fill(palette, Some(mesh.joint_count))?;
-        let pipeline = match mesh.scratch.method() {
+        let pipeline = match palette.options().method {
             Method::Linear => &self.linear,
-            _ => &self.dual_quat,
+            Method::DualQuaternion => &self.dual_quat,
+            Method::CenterOfRotation => {
+                let Some(pipeline) = &self.center_of_rotation else {
+                    return Err(GpuError::UnsuitableAdapter {
+                        adapter: self.adapter_info.name.clone(),
+                        what: "max_storage_buffers_per_shader_stage (for centers of rotation)",
+                        found: u64::from(self.limits.max_storage_buffers_per_shader_stage),
+                        needed: u64::from(COR_STORAGE_BINDINGS),
+                    });
+                };
+                if !mesh.has_rotation_centers {
+                    return Err(skinblend::SkinError::MissingRotationCenters {
+                        vertex_count: mesh.vertex_count,
+                    }
+                    .into());
+                }
+                pipeline
+            }
         };
+        mesh.scratch.fill(palette, Some(mesh.joint_count))?;
         let scope = ErrorScopes::push(&self.device);
         let bytes = mesh.scratch.bytes();
         if !bytes.is_empty() {
@@ -821,8 +924,9 @@ fn entry(binding: u32, resource: wgpu::BindingResource<'_>) -> wgpu::BindGroupEn
     wgpu::BindGroupEntry { binding, resource }
 }
 
-/// The layout of `shaders/compute.wgsl`'s bindings (see the table there).
-fn bind_group_layout_entries() -> [wgpu::BindGroupLayoutEntry; 9] {
+/// The layout of `shaders/compute.wgsl`'s bindings (see the table there), binding 9 (the CoR
+/// kernel's centers) last so that a device without the CoR kernel can leave it off.
+fn bind_group_layout_entries() -> [wgpu::BindGroupLayoutEntry; 10] {
     let storage = |binding, read_only| wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::COMPUTE,
@@ -852,6 +956,7 @@ fn bind_group_layout_entries() -> [wgpu::BindGroupLayoutEntry; 9] {
         storage(6, false),
         storage(7, false),
         storage(8, true),
+        storage(9, true),
     ]
 }
 

@@ -12,6 +12,11 @@
 //! [`dual_quat_skinning_wgsl`]`(group, binding)` declares `skin_dual_quat_palette:
 //! array<SkinDualQuatJoint>` the same way, one [`crate::GpuDualQuatJoint`] (96 bytes) per joint,
 //! from a palette prepared for [`skinblend::Method::DualQuaternion`].
+//! [`cor_skinning_wgsl`]`(group, binding)` declares `skin_cor_palette: array<SkinCorJoint>`
+//! the same way, one [`crate::GpuCorJoint`] (144 bytes: the DQS entry, then the LBS matrix) per
+//! joint, from a palette prepared for [`skinblend::Method::CenterOfRotation`]. CoR also needs
+//! each vertex's center of rotation as a `vec4<f32>` attribute (xyz the center, w = 1 when it
+//! has one, 0 when not), which [`crate::gpu_rotation_centers`] makes from the core's centers.
 //!
 //! # Functions (see the `.wgsl` files in `shaders/` for each contract)
 //! - LBS: `skin_linear_blend4(joints: vec4<u32>, weights: vec4<f32>) -> SkinAffine`, then
@@ -21,19 +26,28 @@
 //!   `skin_dual_quat_blend_point(b, p)`, `skin_dual_quat_blend_normal(b, n)`,
 //!   `skin_dual_quat_blend_tangent(b, t)`; any k: `skin_dual_quat_begin`, `skin_dual_quat_add`,
 //!   `skin_dual_quat_add_residual`, `skin_dual_quat_finish`.
+//! - CoR: `skin_cor_blend4(joints, weights, center: vec4<f32>) -> SkinDualQuatBlend`, then the
+//!   DQS functions `skin_dual_quat_blend_point(b, p)`, `skin_dual_quat_blend_normal(b, n)`,
+//!   `skin_dual_quat_blend_tangent(b, t)`; any k: `skin_dual_quat_begin`, `skin_cor_add`,
+//!   `skin_cor_add_residual`, `skin_cor_finish`, then (when the vertex has a center)
+//!   `skin_cor_add_linear` from `skin_affine_zero()` and `skin_cor_place(b, linear, center)`.
 //!
 //! Every name this library declares starts with `skin_`, `Skin` or `SKIN_`.
 
-/// Structs and helpers shared by both methods; declares no bindings.
+/// Structs and helpers shared by every method (the DQS blend, which CoR finishes too, included);
+/// declares no bindings.
 pub const SKINNING_WGSL: &str = include_str!("../shaders/skinning.wgsl");
 /// LBS functions; need [`SKINNING_WGSL`] and a `skin_linear_palette` declaration.
 pub const LINEAR_WGSL: &str = include_str!("../shaders/linear.wgsl");
 /// DQS functions; need [`SKINNING_WGSL`] and a `skin_dual_quat_palette` declaration.
 pub const DUAL_QUAT_WGSL: &str = include_str!("../shaders/dual_quat.wgsl");
+/// CoR functions; need [`SKINNING_WGSL`] and a `skin_cor_palette` declaration.
+pub const COR_WGSL: &str = include_str!("../shaders/center_of_rotation.wgsl");
 
 pub(crate) const COMPUTE_WGSL: &str = include_str!("../shaders/compute.wgsl");
 pub(crate) const COMPUTE_LINEAR_WGSL: &str = include_str!("../shaders/compute_linear.wgsl");
 pub(crate) const COMPUTE_DUAL_QUAT_WGSL: &str = include_str!("../shaders/compute_dual_quat.wgsl");
+pub(crate) const COMPUTE_COR_WGSL: &str = include_str!("../shaders/compute_cor.wgsl");
 
 /// The binding of the palette in the compute kernels (see `shaders/compute.wgsl`).
 pub(crate) const COMPUTE_PALETTE_BINDING: u32 = 8;
@@ -58,6 +72,17 @@ pub fn dual_quat_skinning_wgsl(group: u32, binding: u32) -> String {
     )
 }
 
+/// WGSL source with the CoR palette declared at `@group(group) @binding(binding)` and every CoR
+/// function (with the DQS blend functions that apply its result); append your entry points.
+/// Allocates the string.
+#[must_use]
+pub fn cor_skinning_wgsl(group: u32, binding: u32) -> String {
+    format!(
+        "@group({group}) @binding({binding}) var<storage, read> skin_cor_palette: array<SkinCorJoint>;\n\
+         {SKINNING_WGSL}\n{COR_WGSL}\n"
+    )
+}
+
 /// The LBS compute module's source.
 pub(crate) fn compute_linear_source() -> String {
     format!(
@@ -71,5 +96,13 @@ pub(crate) fn compute_dual_quat_source() -> String {
     format!(
         "{}\n{COMPUTE_WGSL}\n{COMPUTE_DUAL_QUAT_WGSL}",
         dual_quat_skinning_wgsl(0, COMPUTE_PALETTE_BINDING)
+    )
+}
+
+/// The CoR compute module's source.
+pub(crate) fn compute_cor_source() -> String {
+    format!(
+        "{}\n{COMPUTE_WGSL}\n{COMPUTE_COR_WGSL}",
+        cor_skinning_wgsl(0, COMPUTE_PALETTE_BINDING)
     )
 }

@@ -1,13 +1,15 @@
 //! The GPU kernels against the CPU scalar reference: every core fixture at the evidence angles,
 //! the antipodal (negated dual quaternion) palettes, random rigs with 1, 2, 4 and 8 influences,
-//! split dispatches, diagnostics, and the errors.
+//! split dispatches, diagnostics, and the errors; every method (LBS, DQS, CoR), CoR with the
+//! fixtures' own centers of rotation and, on the random rigs, with every fifth vertex without
+//! a center (NaN, skinned by DQS).
 //!
 //! Without an adapter these tests print why and pass, unless `SKINBLEND_REQUIRE_GPU=1` (CI sets
 //! it, with lavapipe installed), in which case they fail.
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 use skinblend::{
-    evidence, fixtures, prepare, skin_into, DualQuat, Influences, Method, PreparedPalette,
+    cor, evidence, fixtures, prepare, skin_into, DualQuat, Influences, Method, PreparedPalette,
     SkinError, SkinInput, SkinOptions, SkinOutputs, Skinned,
 };
 use skinblend_gpu::{GpuError, GpuOptions, GpuSkinner};
@@ -18,7 +20,17 @@ use skinblend_gpu::{GpuError, GpuOptions, GpuSkinner};
 /// vertex by a sizeable fraction of the mesh).
 const GPU_VS_CPU: f32 = 1e-5;
 
-const METHODS: [Method; 2] = [Method::Linear, Method::DualQuaternion];
+/// The least CoR must move some vertex away from DQS (relative to the mesh size) on the random
+/// rigs: their centers sit up to 0.5 from the vertex and their joints turn by up to 3.1 rad, so a
+/// working center moves vertices by a good fraction of the mesh; 1e-2 is a thousand times
+/// [`GPU_VS_CPU`], so round-off cannot pass for it.
+const COR_MOVES_AT_LEAST: f32 = 1e-2;
+
+const METHODS: [Method; 3] = [
+    Method::Linear,
+    Method::DualQuaternion,
+    Method::CenterOfRotation,
+];
 
 /// The skinner, or `None` (with a message) when there is no adapter and the GPU is not required.
 fn gpu(options: GpuOptions) -> Option<GpuSkinner> {
@@ -125,15 +137,19 @@ fn every_fixture_at_every_evidence_angle_matches_the_cpu() {
         return;
     };
     let mut worst = 0f32;
+    let mut worst_cor = 0f32;
     let mut cases = 0;
     for fixture in fixtures::all() {
+        let centers = evidence::fixture_rotation_centers(&fixture).expect("centers");
         let input = SkinInput::new(
             &fixture.positions,
             Some(&fixture.normals),
             Some(&fixture.tangents),
             &fixture.influences,
         )
-        .expect("fixture input");
+        .expect("fixture input")
+        .with_rotation_centers(&centers)
+        .expect("centers");
         for &angle_deg in evidence::angles_deg(&fixture) {
             for method in METHODS {
                 let options = SkinOptions {
@@ -147,16 +163,22 @@ fn every_fixture_at_every_evidence_angle_matches_the_cpu() {
                 )
                 .expect("palette");
                 let what = format!("{} at {angle_deg}° with {}", fixture.name, method.name());
-                worst = worst.max(compare(&gpu, &input, &palette, &what));
+                let difference = compare(&gpu, &input, &palette, &what);
+                worst = worst.max(difference);
+                if method == Method::CenterOfRotation {
+                    worst_cor = worst_cor.max(difference);
+                }
                 cases += 1;
             }
         }
     }
     assert!(
-        cases >= 30,
+        cases >= 45,
         "only {cases} cases: fixtures or angles missing"
     );
-    println!("fixtures: {cases} cases, max relative GPU vs CPU difference {worst:e}");
+    println!(
+        "fixtures: {cases} cases, max relative GPU vs CPU difference {worst:e} (CoR: {worst_cor:e})"
+    );
 }
 
 #[test]
@@ -251,23 +273,50 @@ struct RandomRig {
     influences: Influences,
     palette: Vec<Mat4>,
     centers: Vec<Vec3>,
+    /// Per-vertex centers of rotation: a point near the vertex, or none (NaN) for every fifth.
+    rotation_centers: Vec<Vec3>,
+}
+
+impl RandomRig {
+    /// The rig's input with normals and tangents as asked and its centers of rotation.
+    fn input(&self, normals: bool, tangents: bool) -> SkinInput<'_> {
+        SkinInput::new(
+            &self.positions,
+            normals.then_some(&self.normals[..]),
+            tangents.then_some(&self.tangents[..]),
+            &self.influences,
+        )
+        .expect("input")
+        .with_rotation_centers(&self.rotation_centers)
+        .expect("rotation centers")
+    }
 }
 
 /// `vertices` vertices with `k` influences over `joints` joints; some vertices unweighted, some
 /// slots zero; the palette mixes rigid, scaled, sheared and mirrored joints when `non_rigid`.
 fn random_rig(seed: u64, vertices: usize, k: usize, joints: usize, non_rigid: bool) -> RandomRig {
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    // The centers draw from their own generator, so the rest of the rig is what it was before
+    // CoR was tested here.
+    let mut center_rng = Rng(seed.wrapping_mul(0xD1B5_4A32_D192_ED03) | 1);
     let mut joint_indices = Vec::with_capacity(vertices * k);
     let mut weights = Vec::with_capacity(vertices * k);
     let mut positions = Vec::with_capacity(vertices);
     let mut normals = Vec::with_capacity(vertices);
     let mut tangents = Vec::with_capacity(vertices);
+    let mut rotation_centers = Vec::with_capacity(vertices);
     for v in 0..vertices {
-        positions.push(Vec3::new(
+        let position = Vec3::new(
             rng.range(-1.0, 1.0),
             rng.range(0.0, 2.0),
             rng.range(-1.0, 1.0),
-        ));
+        );
+        positions.push(position);
+        rotation_centers.push(if v % 5 == 2 {
+            cor::NO_ROTATION_CENTER
+        } else {
+            position + center_rng.unit() * center_rng.range(0.0, 0.5)
+        });
         let normal = rng.unit();
         normals.push(normal);
         let tangent = normal.any_orthonormal_vector();
@@ -311,6 +360,7 @@ fn random_rig(seed: u64, vertices: usize, k: usize, joints: usize, non_rigid: bo
         influences,
         palette,
         centers,
+        rotation_centers,
     }
 }
 
@@ -320,17 +370,12 @@ fn random_rigs_with_1_2_4_8_influences_match_the_cpu() {
         return;
     };
     let mut worst = 0f32;
+    let mut worst_cor = 0f32;
     for k in [1, 2, 4, 8] {
         for non_rigid in [false, true] {
             for renormalize in [true, false] {
                 let rig = random_rig(k as u64 * 31 + 7, 3000, k, 24, non_rigid);
-                let input = SkinInput::new(
-                    &rig.positions,
-                    Some(&rig.normals),
-                    Some(&rig.tangents),
-                    &rig.influences,
-                )
-                .expect("input");
+                let input = rig.input(true, true);
                 for method in METHODS {
                     let options = SkinOptions {
                         method,
@@ -343,12 +388,16 @@ fn random_rigs_with_1_2_4_8_influences_match_the_cpu() {
                         "k={k}, non_rigid={non_rigid}, renormalize={renormalize}, {}",
                         method.name()
                     );
-                    worst = worst.max(compare(&gpu, &input, &palette, &what));
+                    let difference = compare(&gpu, &input, &palette, &what);
+                    worst = worst.max(difference);
+                    if method == Method::CenterOfRotation {
+                        worst_cor = worst_cor.max(difference);
+                    }
                 }
             }
         }
     }
-    println!("random rigs: max relative GPU vs CPU difference {worst:e}");
+    println!("random rigs: max relative GPU vs CPU difference {worst:e} (CoR: {worst_cor:e})");
 }
 
 #[test]
@@ -358,13 +407,7 @@ fn positions_only_and_normals_only_meshes_match_the_cpu() {
     };
     let rig = random_rig(5, 700, 3, 9, true);
     for (normals, tangents) in [(false, false), (true, false), (false, true)] {
-        let input = SkinInput::new(
-            &rig.positions,
-            normals.then_some(&rig.normals[..]),
-            tangents.then_some(&rig.tangents[..]),
-            &rig.influences,
-        )
-        .expect("input");
+        let input = rig.input(normals, tangents);
         for method in METHODS {
             let options = SkinOptions {
                 method,
@@ -396,13 +439,7 @@ fn antipodal_dual_quaternions_match_the_cpu_and_count_sign_flips() {
         return;
     };
     let rig = random_rig(11, 2000, 4, 16, false);
-    let input = SkinInput::new(
-        &rig.positions,
-        Some(&rig.normals),
-        Some(&rig.tangents),
-        &rig.influences,
-    )
-    .expect("input");
+    let input = rig.input(true, true);
     let motions: Vec<DualQuat> = rig
         .palette
         .iter()
@@ -417,30 +454,37 @@ fn antipodal_dual_quaternions_match_the_cpu_and_count_sign_flips() {
         .enumerate()
         .map(|(j, dq)| if j % 2 == 1 { dq.negated() } else { *dq })
         .collect();
-    let options = SkinOptions {
-        method: Method::DualQuaternion,
-        ..SkinOptions::default()
-    };
-    let plain = PreparedPalette::from_dual_quats(&motions, &options).expect("palette");
-    let flipped = PreparedPalette::from_dual_quats(&negated, &options).expect("palette");
-    compare(&gpu, &input, &plain, "dual quaternions as given");
-    compare(
-        &gpu,
-        &input,
-        &flipped,
-        "every other dual quaternion negated",
-    );
+    for method in [Method::DualQuaternion, Method::CenterOfRotation] {
+        let options = SkinOptions {
+            method,
+            ..SkinOptions::default()
+        };
+        let plain = PreparedPalette::from_dual_quats(&motions, &options).expect("palette");
+        let flipped = PreparedPalette::from_dual_quats(&negated, &options).expect("palette");
+        let name = method.name();
+        compare(&gpu, &input, &plain, &format!("{name}: as given"));
+        compare(
+            &gpu,
+            &input,
+            &flipped,
+            &format!("{name}: every other negated"),
+        );
 
-    let mut mesh = gpu.upload(&input).expect("upload");
-    let a = gpu.skin_and_read_back(&mut mesh, &plain).expect("skin");
-    let b = gpu.skin_and_read_back(&mut mesh, &flipped).expect("skin");
-    assert!(b.diagnostics.sign_flips > 0, "negation must be seen");
-    // Storage sign does not change the result (up to f32 round-off of the negation-free sum).
-    let worst = max_relative(&b, &a, mesh_scale(&rig.positions));
-    assert!(
-        worst <= GPU_VS_CPU,
-        "sign changed the GPU result by {worst:e}"
-    );
+        let mut mesh = gpu.upload(&input).expect("upload");
+        let a = gpu.skin_and_read_back(&mut mesh, &plain).expect("skin");
+        let b = gpu.skin_and_read_back(&mut mesh, &flipped).expect("skin");
+        assert!(
+            b.diagnostics.sign_flips > 0,
+            "{name}: negation must be seen"
+        );
+        // Storage sign does not change the result (up to f32 round-off of the negation-free
+        // sum).
+        let worst = max_relative(&b, &a, mesh_scale(&rig.positions));
+        assert!(
+            worst <= GPU_VS_CPU,
+            "{name}: sign changed the GPU result by {worst:e}"
+        );
+    }
 
     // LBS from the same dual quaternions goes through the same palette path.
     let linear = SkinOptions::default();
@@ -466,13 +510,7 @@ fn split_dispatches_give_the_unsplit_result() {
     };
     // 1000 vertices with k = 3: chunks of 256, the last partial, odd joint-slot counts.
     let rig = random_rig(3, 1000, 3, 12, true);
-    let input = SkinInput::new(
-        &rig.positions,
-        Some(&rig.normals),
-        Some(&rig.tangents),
-        &rig.influences,
-    )
-    .expect("input");
+    let input = rig.input(true, true);
     for method in METHODS {
         let options = SkinOptions {
             method,
@@ -497,16 +535,23 @@ fn reuses_a_mesh_across_frames_and_methods() {
         return;
     };
     let fixture = fixtures::twist_fine();
+    let centers = evidence::fixture_rotation_centers(&fixture).expect("centers");
     let input = SkinInput::new(
         &fixture.positions,
         Some(&fixture.normals),
         Some(&fixture.tangents),
         &fixture.influences,
     )
-    .expect("input");
+    .expect("input")
+    .with_rotation_centers(&centers)
+    .expect("centers");
     let mut mesh = gpu.upload(&input).expect("upload");
     for angle_deg in [30.0, 170.0, 90.0] {
-        for method in [Method::DualQuaternion, Method::Linear] {
+        for method in [
+            Method::DualQuaternion,
+            Method::CenterOfRotation,
+            Method::Linear,
+        ] {
             let options = SkinOptions {
                 method,
                 ..SkinOptions::default()
@@ -524,6 +569,141 @@ fn reuses_a_mesh_across_frames_and_methods() {
                 worst <= GPU_VS_CPU,
                 "frame {angle_deg}° {}: {worst:e}",
                 method.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn cor_turns_about_the_centers_and_falls_back_to_dqs_without_one() {
+    let Some(gpu) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    // The comparisons above would pass vacuously if the center were never used: CoR must differ
+    // from DQS where a vertex has a center and equal it (same kernel arithmetic) where not.
+    for non_rigid in [false, true] {
+        let rig = random_rig(17, 1500, 4, 12, non_rigid);
+        let input = rig.input(true, true);
+        let mut mesh = gpu.upload(&input).expect("upload");
+        assert!(mesh.has_rotation_centers());
+        let prepared = |method| {
+            let options = SkinOptions {
+                method,
+                ..SkinOptions::default()
+            };
+            prepare(&rig.palette, Some(&rig.centers), &options).expect("palette")
+        };
+        let cor_palette = prepared(Method::CenterOfRotation);
+        let dq = gpu
+            .skin_and_read_back(&mut mesh, &prepared(Method::DualQuaternion))
+            .expect("DQS");
+        let cor = gpu
+            .skin_and_read_back(&mut mesh, &cor_palette)
+            .expect("CoR");
+        assert_eq!(cor.diagnostics, dq.diagnostics, "same blend, same counts");
+        let scale = mesh_scale(&rig.positions);
+        let mut moved = 0f32;
+        for (v, center) in rig.rotation_centers.iter().enumerate() {
+            let d = (cor.positions[v] - dq.positions[v]).length() / scale;
+            if cor::has_rotation_center(*center) {
+                moved = moved.max(d);
+            } else {
+                assert!(
+                    d <= GPU_VS_CPU,
+                    "vertex {v} has no center: CoR must be DQS, differs by {d:e}"
+                );
+            }
+        }
+        assert!(
+            moved > COR_MOVES_AT_LEAST,
+            "CoR never moved a vertex away from DQS (at most {moved:e})"
+        );
+        compare(
+            &gpu,
+            &input,
+            &cor_palette,
+            &format!("CoR with NaN centers, non_rigid={non_rigid}"),
+        );
+
+        // Every center NaN: the whole mesh is DQS, on both sides.
+        let none = vec![cor::NO_ROTATION_CENTER; rig.positions.len()];
+        let without = rig
+            .input(true, true)
+            .with_rotation_centers(&none)
+            .expect("centers");
+        compare(&gpu, &without, &cor_palette, "CoR, no vertex with a center");
+    }
+}
+
+#[test]
+fn cor_on_a_mesh_uploaded_without_centers_is_an_error() {
+    let Some(gpu) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    let rig = random_rig(4, 50, 2, 4, false);
+    let input = SkinInput::new(&rig.positions, None, None, &rig.influences).expect("input");
+    let mut mesh = gpu.upload(&input).expect("upload");
+    assert!(!mesh.has_rotation_centers());
+    let options = SkinOptions {
+        method: Method::CenterOfRotation,
+        ..SkinOptions::default()
+    };
+    let palette = prepare(&rig.palette, None, &options).expect("palette");
+    assert_eq!(
+        gpu.skin(&mut mesh, &palette),
+        Err(GpuError::Skin(SkinError::MissingRotationCenters {
+            vertex_count: 50
+        }))
+    );
+    assert_eq!(gpu.read_back(&mesh), Err(GpuError::NothingSkinned));
+}
+
+#[test]
+fn a_device_with_webgpu_default_storage_buffers_skins_lbs_and_dqs_and_refuses_cor() {
+    let Some(reference) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    // A renderer's device created with WebGPU's default 8 storage buffers per stage: the CoR
+    // kernel's ninth (the centers) does not fit.
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapter =
+        pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
+            .expect("the adapter the reference skinner opened");
+    let required_limits = wgpu::Limits {
+        max_storage_buffers_per_shader_stage: 8,
+        ..adapter.limits()
+    };
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        required_limits,
+        ..Default::default()
+    }))
+    .expect("device");
+    let gpu = GpuSkinner::from_device(device, queue, adapter.get_info(), None).expect("skinner");
+    assert!(!gpu.supports(Method::CenterOfRotation));
+    assert!(gpu.supports(Method::Linear) && gpu.supports(Method::DualQuaternion));
+    assert!(reference.supports(Method::CenterOfRotation));
+    let rig = random_rig(6, 300, 4, 8, true);
+    let input = rig.input(true, true);
+    for method in METHODS {
+        let options = SkinOptions {
+            method,
+            ..SkinOptions::default()
+        };
+        let palette = prepare(&rig.palette, Some(&rig.centers), &options).expect("palette");
+        if method == Method::CenterOfRotation {
+            let mut mesh = gpu.upload(&input).expect("upload");
+            let error = gpu.skin(&mut mesh, &palette).expect_err("no CoR kernel");
+            assert!(
+                matches!(error, GpuError::UnsuitableAdapter { needed: 9, .. }),
+                "{error}"
+            );
+        } else {
+            compare(
+                &gpu,
+                &input,
+                &palette,
+                &format!("8 storage buffers, {}", method.name()),
             );
         }
     }

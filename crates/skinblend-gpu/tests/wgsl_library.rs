@@ -1,15 +1,20 @@
-//! The WGSL functions for users' own shaders (`skin_linear_blend4`, `skin_dual_quat_blend4` and
-//! their point/normal/tangent functions, the palette declared by `linear_skinning_wgsl` /
-//! `dual_quat_skinning_wgsl`) against the CPU reference, in a shader laid out as a user would
-//! write it: four influences per vertex as `vec4<u32>` / `vec4<f32>`.
+//! The WGSL functions for users' own shaders (`skin_linear_blend4`, `skin_dual_quat_blend4`,
+//! `skin_cor_blend4` and their point/normal/tangent functions, the palette declared by
+//! `linear_skinning_wgsl` / `dual_quat_skinning_wgsl` / `cor_skinning_wgsl`) against the CPU
+//! reference, in a shader laid out as a user would write it: four influences per vertex as
+//! `vec4<u32>` / `vec4<f32>`, and for CoR the center as a `vec4<f32>` (w = has one).
 //!
 //! Skips without an adapter unless `SKINBLEND_REQUIRE_GPU=1`.
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 use skinblend::{
-    prepare, skin, DualQuat, Influences, Method, PreparedPalette, SkinInput, SkinOptions, Skinned,
+    cor, prepare, skin, DualQuat, Influences, Method, PreparedPalette, SkinInput, SkinOptions,
+    Skinned,
 };
-use skinblend_gpu::{dual_quat_skinning_wgsl, linear_skinning_wgsl, GpuPalette, GpuSkinner};
+use skinblend_gpu::{
+    cor_skinning_wgsl, dual_quat_skinning_wgsl, gpu_rotation_centers, linear_skinning_wgsl,
+    GpuPalette, GpuSkinner,
+};
 use wgpu::util::DeviceExt;
 
 /// As in gpu_vs_cpu.rs: about a hundred f32 ulps; semantic errors are far larger.
@@ -35,6 +40,7 @@ struct UserVertex {
     tangent: vec4<f32>,
     joints: vec4<u32>,
     weights: vec4<f32>,
+    center: vec4<f32>,
 }
 @group(0) @binding(1) var<storage, read> vertices: array<UserVertex>;
 @group(0) @binding(2) var<storage, read_write> skinned: array<vec4<f32>>;
@@ -64,6 +70,13 @@ const DUAL_QUAT_BODY: &str = r"
     skinned[3u * i + 2u] = skin_dual_quat_blend_tangent(b, v.tangent);
 ";
 
+const COR_BODY: &str = r"
+    let b = skin_cor_blend4(v.joints, v.weights, v.center);
+    skinned[3u * i] = vec4<f32>(skin_dual_quat_blend_point(b, v.position.xyz), 1.0);
+    skinned[3u * i + 1u] = vec4<f32>(skin_dual_quat_blend_normal(b, v.normal.xyz), 0.0);
+    skinned[3u * i + 2u] = skin_dual_quat_blend_tangent(b, v.tangent);
+";
+
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct UserVertex {
@@ -72,6 +85,7 @@ struct UserVertex {
     tangent: [f32; 4],
     joints: [u32; 4],
     weights: [f32; 4],
+    center: [f32; 4],
 }
 
 /// Runs the user shader for `method` and returns positions, normals, tangents.
@@ -84,7 +98,12 @@ fn run_user_shader(
     let device = gpu.device();
     let source = match method {
         Method::Linear => linear_skinning_wgsl(0, 0) + &USER_SHADER.replace("BODY", LINEAR_BODY),
-        _ => dual_quat_skinning_wgsl(0, 0) + &USER_SHADER.replace("BODY", DUAL_QUAT_BODY),
+        Method::DualQuaternion => {
+            dual_quat_skinning_wgsl(0, 0) + &USER_SHADER.replace("BODY", DUAL_QUAT_BODY)
+        }
+        Method::CenterOfRotation => {
+            cor_skinning_wgsl(0, 0) + &USER_SHADER.replace("BODY", COR_BODY)
+        }
     };
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some("user shader"),
@@ -178,8 +197,16 @@ fn blend4_functions_in_a_user_shader_match_the_cpu() {
     let mut tangents = Vec::new();
     let mut joint_indices = Vec::new();
     let mut weights = Vec::new();
+    let mut rotation_centers = Vec::new();
     for v in 0..n {
-        positions.push(Vec3::new(next(), next() * 2.0, next()) - 0.5);
+        let position = Vec3::new(next(), next() * 2.0, next()) - 0.5;
+        positions.push(position);
+        // Every seventh vertex has no center of rotation (CoR skins it by DQS).
+        rotation_centers.push(if v % 7 == 3 {
+            cor::NO_ROTATION_CENTER
+        } else {
+            position + (Vec3::new(next(), next(), next()) - 0.5) * 0.4
+        });
         let normal = (Vec3::new(next(), next(), next()) - 0.5).normalize_or(Vec3::Y);
         normals.push(normal);
         tangents.push(normal.any_orthonormal_vector().extend(1.0));
@@ -190,8 +217,11 @@ fn blend4_functions_in_a_user_shader_match_the_cpu() {
         }
     }
     let influences = Influences::new(4, joint_indices, weights, joints).expect("influences");
-    let input =
-        SkinInput::new(&positions, Some(&normals), Some(&tangents), &influences).expect("input");
+    let input = SkinInput::new(&positions, Some(&normals), Some(&tangents), &influences)
+        .expect("input")
+        .with_rotation_centers(&rotation_centers)
+        .expect("centers");
+    let gpu_centers = gpu_rotation_centers(&rotation_centers);
     let user_vertices: Vec<UserVertex> = (0..n)
         .map(|v| {
             let (j, w) = influences.vertex(v).expect("vertex");
@@ -201,6 +231,7 @@ fn blend4_functions_in_a_user_shader_match_the_cpu() {
                 tangent: tangents[v].to_array(),
                 joints: [0, 1, 2, 3].map(|s| u32::from(j[s])),
                 weights: [w[0], w[1], w[2], w[3]],
+                center: gpu_centers[v],
             }
         })
         .collect();
@@ -220,9 +251,15 @@ fn blend4_functions_in_a_user_shader_match_the_cpu() {
         .collect();
     let centers: Vec<Vec3> = (0..joints).map(|j| Vec3::Y * j as f32 * 0.2).collect();
     let mut worst = 0f32;
-    for method in [Method::Linear, Method::DualQuaternion] {
+    for method in [
+        Method::Linear,
+        Method::DualQuaternion,
+        Method::CenterOfRotation,
+    ] {
+        // The CPU's scalar reference kernel (the SIMD kernels differ from it by rounding).
         let options = SkinOptions {
             method,
+            simd: false,
             ..SkinOptions::default()
         };
         let prepared = prepare(&palette, Some(&centers), &options).expect("prepare");
@@ -244,35 +281,37 @@ fn blend4_functions_in_a_user_shader_match_the_cpu() {
             }
         })
         .collect();
-    // The CPU's scalar reference kernel (the SIMD kernels differ from it by rounding).
-    let options = SkinOptions {
-        method: Method::DualQuaternion,
-        simd: false,
-        ..SkinOptions::default()
-    };
-    let prepared = PreparedPalette::from_dual_quats(&motions, &options).expect("palette");
-    let mut positions_out = vec![Vec3::ZERO; n];
-    let mut normals_out = vec![Vec3::ZERO; n];
-    let mut tangents_out = vec![Vec4::ZERO; n];
-    let diagnostics = skinblend::skin_into(
-        &input,
-        &prepared,
-        skinblend::SkinOutputs {
-            positions: &mut positions_out,
-            normals: Some(&mut normals_out),
-            tangents: Some(&mut tangents_out),
-        },
-    )
-    .expect("cpu");
-    assert!(diagnostics.sign_flips > 0);
-    let cpu = Skinned {
-        positions: positions_out,
-        normals: Some(normals_out),
-        tangents: Some(tangents_out),
-        diagnostics,
-    };
-    let out = run_user_shader(&gpu, Method::DualQuaternion, &prepared, &user_vertices);
-    worst = worst.max(check(&cpu, &out, Method::DualQuaternion));
+    for method in [Method::DualQuaternion, Method::CenterOfRotation] {
+        // The CPU's scalar reference kernel (the SIMD kernels differ from it by rounding).
+        let options = SkinOptions {
+            method,
+            simd: false,
+            ..SkinOptions::default()
+        };
+        let prepared = PreparedPalette::from_dual_quats(&motions, &options).expect("palette");
+        let mut positions_out = vec![Vec3::ZERO; n];
+        let mut normals_out = vec![Vec3::ZERO; n];
+        let mut tangents_out = vec![Vec4::ZERO; n];
+        let diagnostics = skinblend::skin_into(
+            &input,
+            &prepared,
+            skinblend::SkinOutputs {
+                positions: &mut positions_out,
+                normals: Some(&mut normals_out),
+                tangents: Some(&mut tangents_out),
+            },
+        )
+        .expect("cpu");
+        assert!(diagnostics.sign_flips > 0);
+        let cpu = Skinned {
+            positions: positions_out,
+            normals: Some(normals_out),
+            tangents: Some(tangents_out),
+            diagnostics,
+        };
+        let out = run_user_shader(&gpu, method, &prepared, &user_vertices);
+        worst = worst.max(check(&cpu, &out, method));
+    }
     println!("WGSL library (blend4): max relative GPU vs CPU difference {worst:e}");
 }
 
