@@ -106,6 +106,8 @@ impl Influences {
     ///
     /// # Errors
     /// As [`Influences::new`]; `slot` in an error is the position in the vertex's input list.
+    /// A joint count of 0 with any vertex is [`SkinError::JointOutOfRange`] (vertex 0, slot 0,
+    /// joint 0): even an unused slot needs a joint index in range.
     pub fn from_lists<L>(
         lists: impl IntoIterator<Item = L>,
         influences_per_vertex: usize,
@@ -122,7 +124,9 @@ impl Influences {
         let mut report = InfluenceBuildReport::default();
         let mut joints = Vec::new();
         let mut weights = Vec::new();
-        let mut merged: Vec<(u16, f32)> = Vec::new();
+        // Merged weights and their sum in f64: finite f32 weights near f32::MAX would overflow
+        // to infinity when added in f32 (and renormalize to NaN or to zero).
+        let mut merged: Vec<(u16, f64)> = Vec::new();
         for (vertex, list) in lists.into_iter().enumerate() {
             merged.clear();
             let mut repeated = false;
@@ -144,10 +148,10 @@ impl Influences {
                 }
                 match merged.iter_mut().find(|(j, _)| *j == joint) {
                     Some(entry) => {
-                        entry.1 += weight;
+                        entry.1 += f64::from(weight);
                         repeated = true;
                     }
-                    None => merged.push((joint, weight)),
+                    None => merged.push((joint, f64::from(weight))),
                 }
             }
             report.vertices_with_repeated_joints += usize::from(repeated);
@@ -158,10 +162,20 @@ impl Influences {
             if merged.len() > k {
                 report.vertices_truncated += 1;
                 report.influences_dropped += merged.len() - k;
-                report.max_weight_dropped = report.max_weight_dropped.max(merged[k].1);
+                let dropped = merged[k].1.min(f64::from(f32::MAX)) as f32;
+                report.max_weight_dropped = report.max_weight_dropped.max(dropped);
                 merged.truncate(k);
             }
-            let sum: f32 = merged.iter().map(|&(_, w)| w).sum();
+            if joint_count == 0 {
+                // No joint index is in range, not even the one an unused slot is filled with.
+                return Err(SkinError::JointOutOfRange {
+                    vertex,
+                    slot: 0,
+                    joint: 0,
+                    joint_count,
+                });
+            }
+            let sum: f64 = merged.iter().map(|&(_, w)| w).sum();
             if merged.is_empty() {
                 report.vertices_unweighted += 1;
             } else if (sum - 1.0).abs() > 1e-6 {
@@ -171,7 +185,11 @@ impl Influences {
                 match merged.get(slot) {
                     Some(&(joint, weight)) => {
                         joints.push(joint);
-                        weights.push(if sum > 0.0 { weight / sum } else { 0.0 });
+                        weights.push(if sum > 0.0 {
+                            (weight / sum) as f32
+                        } else {
+                            0.0
+                        });
                     }
                     None => {
                         joints.push(0);
