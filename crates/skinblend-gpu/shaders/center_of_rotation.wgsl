@@ -53,7 +53,9 @@ fn skin_cor_place(blend: ptr<function, SkinDualQuatBlend>, linear: SkinAffine, c
 fn skin_cor_blend4(joints: vec4<u32>, weights: vec4<f32>, center: vec4<f32>) -> SkinDualQuatBlend {
     var blend = skin_dual_quat_begin();
     let sum = weights.x + weights.y + weights.z + weights.w;
-    if !(sum > 0.0) {
+    // Below the smallest normal f32 the vertex is unweighted, as on the CPU (1 / sum would
+    // overflow; GPUs may flush such sums to zero).
+    if !(sum >= 1.17549435e-38) {
         blend.real = vec4<f32>(0.0, 0.0, 0.0, 1.0);
         return blend;
     }

@@ -7,7 +7,9 @@ fn skin_cor_vertex(v: u32) {
     let k = params.influences_per_vertex;
     let base = v * k;
     let sum = weight_sum(base, k);
-    if !(sum > 0.0) {
+    // Below the smallest normal f32 the vertex is unweighted, as on the CPU (1 / sum would
+    // overflow; GPUs may flush such sums to zero).
+    if !(sum >= 1.17549435e-38) {
         pass_through(v);
         return;
     }

@@ -31,7 +31,9 @@ fn skin_dual_quat_finish(blend: ptr<function, SkinDualQuatBlend>, pivot_joint: u
 fn skin_dual_quat_blend4(joints: vec4<u32>, weights: vec4<f32>) -> SkinDualQuatBlend {
     var blend = skin_dual_quat_begin();
     let sum = weights.x + weights.y + weights.z + weights.w;
-    if !(sum > 0.0) {
+    // Below the smallest normal f32 the vertex is unweighted, as on the CPU (1 / sum would
+    // overflow; GPUs may flush such sums to zero).
+    if !(sum >= 1.17549435e-38) {
         blend.real = vec4<f32>(0.0, 0.0, 0.0, 1.0);
         return blend;
     }

@@ -12,7 +12,9 @@ fn skin_linear_add(sum: SkinAffine, joint: u32, weight: f32) -> SkinAffine {
 // vertex then stays in place, as on the CPU).
 fn skin_linear_blend4(joints: vec4<u32>, weights: vec4<f32>) -> SkinAffine {
     let sum = weights.x + weights.y + weights.z + weights.w;
-    if !(sum > 0.0) {
+    // Below the smallest normal f32 the vertex is unweighted, as on the CPU (1 / sum would
+    // overflow; GPUs may flush such sums to zero).
+    if !(sum >= 1.17549435e-38) {
         return skin_affine_identity();
     }
     let scale = 1.0 / sum;

@@ -105,11 +105,17 @@ fn run<B: Blend>(
     diagnostics
 }
 
-/// The sum of the weights, and the factor that normalizes them (1 when not renormalizing).
+/// Weights that sum to less than this (the smallest normal f32) leave a vertex unweighted:
+/// `1 / sum` would overflow to infinity for a subnormal sum (and a GPU flushes such a sum to
+/// zero anyway), so the vertex passes through unchanged and is counted, on every backend.
+pub(crate) const MIN_WEIGHT_SUM: f32 = f32::MIN_POSITIVE;
+
+/// The sum of the weights, and the factor that normalizes them (1 when not renormalizing), or
+/// `None` when the sum is below [`MIN_WEIGHT_SUM`].
 #[inline]
 fn weight_scale(weights: &[f32], renormalize: bool) -> Option<f32> {
     let sum: f32 = weights.iter().sum();
-    if sum <= 0.0 {
+    if !(sum >= MIN_WEIGHT_SUM) {
         return None;
     }
     Some(if renormalize { 1.0 / sum } else { 1.0 })

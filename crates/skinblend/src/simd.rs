@@ -59,7 +59,7 @@ mod avx2 {
     use std::arch::x86_64::*;
 
     use super::Kernel;
-    use crate::kernels::{skin_range, SINGULAR_RELATIVE};
+    use crate::kernels::{skin_range, MIN_WEIGHT_SUM, SINGULAR_RELATIVE};
     use crate::palette::PreparedPalette;
     use crate::skin::{Diagnostics, Method, SkinInput, SkinOutputs};
 
@@ -247,11 +247,12 @@ mod avx2 {
         }
     }
 
-    /// Sum of the weights and the factor that renormalizes them, or `None` when they sum to 0.
+    /// Sum of the weights and the factor that renormalizes them, or `None` when they sum to
+    /// less than `MIN_WEIGHT_SUM` (as the scalar kernels).
     #[inline(always)]
     fn weight_scale(weights: &[f32], renormalize: bool) -> Option<f32> {
         let sum: f32 = weights.iter().sum();
-        if sum <= 0.0 {
+        if !(sum >= MIN_WEIGHT_SUM) {
             return None;
         }
         Some(if renormalize { 1.0 / sum } else { 1.0 })

@@ -89,7 +89,8 @@ pub struct Diagnostics {
     /// vertex's pivot (its heaviest influence). Non-zero whenever two joints of a vertex are
     /// stored in opposite hemispheres, which is harmless because it is handled.
     pub sign_flips: usize,
-    /// Vertices whose weights sum to zero: passed through unchanged.
+    /// Vertices whose weights sum to zero (or to less than the smallest normal f32, where
+    /// renormalizing would overflow): passed through unchanged.
     pub unweighted_vertices: usize,
 }
 
