@@ -115,7 +115,7 @@ pub(crate) const MIN_WEIGHT_SUM: f32 = f32::MIN_POSITIVE;
 #[inline]
 fn weight_scale(weights: &[f32], renormalize: bool) -> Option<f32> {
     let sum: f32 = weights.iter().sum();
-    if !(sum >= MIN_WEIGHT_SUM) {
+    if sum < MIN_WEIGHT_SUM {
         return None;
     }
     Some(if renormalize { 1.0 / sum } else { 1.0 })

@@ -252,7 +252,7 @@ mod avx2 {
     #[inline(always)]
     fn weight_scale(weights: &[f32], renormalize: bool) -> Option<f32> {
         let sum: f32 = weights.iter().sum();
-        if !(sum >= MIN_WEIGHT_SUM) {
+        if sum < MIN_WEIGHT_SUM {
             return None;
         }
         Some(if renormalize { 1.0 / sum } else { 1.0 })
