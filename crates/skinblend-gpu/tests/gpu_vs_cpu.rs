@@ -763,3 +763,60 @@ fn a_lost_device_is_an_error_not_a_panic() {
         "{error}"
     );
 }
+
+#[test]
+fn subnormal_weight_sums_leave_a_vertex_unweighted_as_on_the_cpu() {
+    let Some(gpu) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    // Vertex 0: weights summing to a subnormal (1/sum overflows; a GPU may flush it to zero);
+    // vertex 1: the smallest normal sum, skinned; vertex 2: ordinary weights.
+    let positions = [
+        Vec3::new(1.0, 2.0, 3.0),
+        Vec3::new(-1.0, 0.5, 2.0),
+        Vec3::new(0.5, -1.0, 1.0),
+    ];
+    let normals = [Vec3::Y, Vec3::X, Vec3::Z];
+    let tangents = [Vec4::new(1.0, 0.0, 0.0, 1.0); 3];
+    let centers = [Vec3::ZERO, Vec3::new(0.0, 1.0, 0.0), Vec3::X];
+    let influences = skinblend::Influences::new(
+        2,
+        vec![0, 1, 0, 1, 0, 1],
+        vec![1e-39, 0.5e-39, f32::MIN_POSITIVE, 0.0, 0.25, 0.75],
+        2,
+    )
+    .expect("valid influences");
+    let input = SkinInput::new(&positions, Some(&normals), Some(&tangents), &influences)
+        .expect("input")
+        .with_rotation_centers(&centers)
+        .expect("centers");
+    let palette = [
+        Mat4::from_scale_rotation_translation(
+            Vec3::new(1.0, 2.0, 1.0),
+            Quat::from_rotation_y(0.5),
+            Vec3::X,
+        ),
+        Mat4::from_rotation_translation(Quat::from_rotation_z(1.0), Vec3::Y),
+    ];
+    for method in METHODS {
+        let options = SkinOptions {
+            method,
+            ..SkinOptions::default()
+        };
+        let prepared = prepare(&palette, None, &options).expect("palette");
+        compare(
+            &gpu,
+            &input,
+            &prepared,
+            &format!("subnormal sums {}", method.name()),
+        );
+        let on_cpu = cpu(&input, &prepared);
+        assert_eq!(
+            on_cpu.diagnostics.unweighted_vertices,
+            1,
+            "{}",
+            method.name()
+        );
+        assert_eq!(on_cpu.positions[0], positions[0], "{}", method.name());
+    }
+}
