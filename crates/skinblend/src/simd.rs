@@ -270,6 +270,28 @@ mod avx2 {
         }
     }
 
+    /// Skins vertex `i` of the range (input vertex `first_vertex + i`) with the scalar kernel of
+    /// the palette's method, adding its counts: one definition for the vertices the SIMD paths
+    /// hand back (non-rigid residuals, CoR vertices without a center).
+    fn scalar_vertex(
+        input: &SkinInput<'_>,
+        palette: &PreparedPalette,
+        outputs: &mut SkinOutputs<'_>,
+        first_vertex: usize,
+        i: usize,
+        diagnostics: &mut Diagnostics,
+    ) {
+        let one = SkinOutputs {
+            positions: &mut outputs.positions[i..=i],
+            normals: outputs.normals.as_deref_mut().map(|n| &mut n[i..=i]),
+            tangents: outputs.tangents.as_deref_mut().map(|t| &mut t[i..=i]),
+        };
+        let scalar = skin_range(input, palette, first_vertex + i, one);
+        diagnostics.singular_normal_matrices += scalar.singular_normal_matrices;
+        diagnostics.sign_flips += scalar.sign_flips;
+        diagnostics.unweighted_vertices += scalar.unweighted_vertices;
+    }
+
     /// Vertices per SoA block: one per lane of a 256-bit register.
     const LANES: usize = 8;
 
@@ -810,14 +832,7 @@ mod avx2 {
             return;
         }
         if touches_residual::<K>(range, palette, i) {
-            let one = SkinOutputs {
-                positions: &mut outputs.positions[i..=i],
-                normals: outputs.normals.as_deref_mut().map(|n| &mut n[i..=i]),
-                tangents: outputs.tangents.as_deref_mut().map(|t| &mut t[i..=i]),
-            };
-            let scalar = skin_range(input, palette, first_vertex + i, one);
-            diagnostics.singular_normal_matrices += scalar.singular_normal_matrices;
-            diagnostics.sign_flips += scalar.sign_flips;
+            scalar_vertex(input, palette, outputs, first_vertex, i, diagnostics);
             return;
         }
         let dual_quats = palette.dual_quats.as_ptr().cast::<f32>();
@@ -911,15 +926,14 @@ mod avx2 {
             };
             let Some(sum) = blended else {
                 // Unweighted, residual or no center: the scalar kernel, for this vertex.
-                let one = SkinOutputs {
-                    positions: &mut outputs.positions[i..=i],
-                    normals: outputs.normals.as_deref_mut().map(|n| &mut n[i..=i]),
-                    tangents: outputs.tangents.as_deref_mut().map(|t| &mut t[i..=i]),
-                };
-                let scalar = skin_range(input, palette, first_vertex + i, one);
-                diagnostics.singular_normal_matrices += scalar.singular_normal_matrices;
-                diagnostics.sign_flips += scalar.sign_flips;
-                diagnostics.unweighted_vertices += scalar.unweighted_vertices;
+                scalar_vertex(
+                    input,
+                    palette,
+                    &mut outputs,
+                    first_vertex,
+                    i,
+                    &mut diagnostics,
+                );
                 continue;
             };
             let mut real = _mm256_castps256_ps128(sum);
@@ -927,14 +941,14 @@ mod avx2 {
             let length = (sum3(r2) + _mm_cvtss_f32(lane::<3>(r2))).sqrt();
             if !(length.is_finite() && length > 0.0) {
                 // Rounding cancelled the blend (see the scalar kernel): one definition.
-                let one = SkinOutputs {
-                    positions: &mut outputs.positions[i..=i],
-                    normals: outputs.normals.as_deref_mut().map(|n| &mut n[i..=i]),
-                    tangents: outputs.tangents.as_deref_mut().map(|t| &mut t[i..=i]),
-                };
-                let scalar = skin_range(input, palette, first_vertex + i, one);
-                diagnostics.singular_normal_matrices += scalar.singular_normal_matrices;
-                diagnostics.sign_flips += scalar.sign_flips;
+                scalar_vertex(
+                    input,
+                    palette,
+                    &mut outputs,
+                    first_vertex,
+                    i,
+                    &mut diagnostics,
+                );
                 continue;
             }
             diagnostics.sign_flips += flips;
