@@ -8,9 +8,7 @@ use skinblend::evidence::{self, EvidenceRow};
 use skinblend::fixtures;
 use skinblend::glam::Vec4;
 use skinblend::{prepare, skin, Method, SkinInput, SkinOptions, Skinned};
-use skinblend_gltf::{
-    export, parse_method, primitive_rotation_centers, Model, PosedNode, PosedPrimitive,
-};
+use skinblend_gltf::{export, parse_method, primitive_rotation_centers, PosedNode, PosedPrimitive};
 use skinblend_gpu::GpuSkinner;
 
 /// What the GPU evidence run did besides the rows.
@@ -119,13 +117,7 @@ pub fn pose(
     let method = parse_method(method)?;
     export::Format::from_path(output)?;
     let gpu = open_gpu()?;
-    let context = || file.display().to_string();
-    let model = Model::open(file).with_context(context)?;
-    let animation = match animation {
-        Some(name) => Some(model.find_animation(name).with_context(context)?),
-        None => (!model.animations.is_empty()).then_some(0),
-    };
-    let pose = model.pose(animation, time_s).with_context(context)?;
+    let (model, pose) = crate::pose::load_pose(file, animation, time_s)?;
     let options = SkinOptions {
         method,
         ..SkinOptions::default()
