@@ -982,3 +982,58 @@ fn frame_table(frames: &[FrameMetrics], labels: &[&str], pairs: &[(usize, usize)
         rows,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A frame whose first pair is `distance` apart.
+    fn frame(frame: usize, distance: f64) -> FrameMetrics {
+        FrameMetrics {
+            frame,
+            time_s: frame as f32,
+            max_displacement: vec![((0, 1), distance)],
+            rms_displacement: vec![((0, 1), distance / 2.0)],
+            volume_ratio: vec![None, None],
+            mean_edge_ratio: vec![Some(1.0), Some(1.0)],
+        }
+    }
+
+    #[test]
+    fn a_loops_first_and_last_frame_are_shown_once() {
+        // A looping clip: frame 10 is frame 0's pose again, and both differ most.
+        let distances = [0.9, 0.1, 0.2, 0.5, 0.3, 0.2, 0.1, 0.4, 0.2, 0.1, 0.9];
+        let frames: Vec<FrameMetrics> = distances
+            .iter()
+            .enumerate()
+            .map(|(f, &d)| frame(f, d))
+            .collect();
+        let mut loop_ends = |a: usize, b: usize| Ok(a.min(b) == 0 && a.max(b) == 10);
+        assert_eq!(
+            pick_frames(&frames, 3, &mut loop_ends).expect("picked"),
+            [0, 3, 7]
+        );
+        // The same frames without the check show the pose twice.
+        let mut never = |_: usize, _: usize| Ok(false);
+        assert_eq!(
+            pick_frames(&frames, 3, &mut never).expect("picked"),
+            [0, 10, 3]
+        );
+    }
+
+    #[test]
+    fn same_pose_is_within_the_named_tolerance() {
+        let a = vec![vec![Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0)]];
+        let diagonal = 1.0;
+        let within = vec![vec![
+            Vec3::ZERO,
+            Vec3::new(1.0 + SAME_POSE_SHARE * diagonal * 0.5, 0.0, 0.0),
+        ]];
+        let beyond = vec![vec![
+            Vec3::ZERO,
+            Vec3::new(1.0 + SAME_POSE_SHARE * diagonal * 4.0, 0.0, 0.0),
+        ]];
+        assert!(same_pose(&a, &within));
+        assert!(!same_pose(&a, &beyond));
+    }
+}
