@@ -837,7 +837,14 @@ fn frame_plots(
                 y_include: Some((0.0, 0.0)),
                 legend_lower_left: false,
             },
-            caption: "For each frame, the largest distance between corresponding vertices of two methods' results, as a share of the model's bounding-box diagonal. Peaks are the poses where the choice of method shows; the frames rendered above are the highest peaks of the first pair.".to_owned(),
+            caption: format!(
+                "For each frame, the largest distance between corresponding vertices of two methods' results, as a share of the model's bounding-box diagonal. {}",
+                if methods_agree {
+                    "Every distance here is within the agreement threshold stated above: rounding, not a difference between the methods."
+                } else {
+                    "Peaks are the poses where the choice of method shows; the frames rendered above are the highest peaks of the first pair."
+                }
+            ),
         });
     }
     let per_method = |value: &dyn Fn(&FrameMetrics, usize) -> Option<f64>| {
