@@ -1043,4 +1043,55 @@ mod tests {
         assert!(same_pose(&a, &within));
         assert!(!same_pose(&a, &beyond));
     }
+
+    /// A 10 × 10 grid in the XY plane, 1 m apart.
+    fn grid() -> Vec<Vec3> {
+        (0..100)
+            .map(|i| Vec3::new((i % 10) as f32, (i / 10) as f32, 0.0))
+            .collect()
+    }
+
+    #[test]
+    fn a_closeup_frames_the_region_that_differs_and_only_that() {
+        let reference = grid();
+        // The second result moves the vertices around (8, 8) off the plane.
+        let mut moved = reference.clone();
+        for p in &mut moved {
+            if p.x >= 7.0 && p.y >= 7.0 {
+                p.z += 0.5;
+            }
+        }
+        let posed = vec![
+            ("LBS".to_owned(), reference.clone()),
+            ("DQS".to_owned(), moved),
+        ];
+        let closeup = closeup_bounds(&posed).expect("a region differs");
+        for p in reference.iter().filter(|p| p.x >= 7.0 && p.y >= 7.0) {
+            assert!(
+                p.cmpge(closeup.min).all() && p.cmple(closeup.max).all(),
+                "{p} is in the close-up {closeup:?}"
+            );
+        }
+        assert!(
+            (closeup.max - closeup.min).max_element() < 0.75 * 9.0,
+            "zoomed in: {closeup:?}"
+        );
+        assert!(
+            !Vec3::ZERO.cmpge(closeup.min).all(),
+            "the far corner is out"
+        );
+
+        // Differences within the agreement threshold (rounding) are no region.
+        let mut rounded = reference.clone();
+        rounded[99].z += (AGREEMENT_SHARE as f32) * 0.5;
+        let agreeing = vec![
+            ("LBS".to_owned(), reference.clone()),
+            ("DQS".to_owned(), rounded),
+        ];
+        assert_eq!(closeup_bounds(&agreeing), None);
+        // Nor is a difference spread over the whole model.
+        let shifted: Vec<Vec3> = reference.iter().map(|p| *p + Vec3::Z).collect();
+        let everywhere = vec![("LBS".to_owned(), reference), ("DQS".to_owned(), shifted)];
+        assert_eq!(closeup_bounds(&everywhere), None);
+    }
 }

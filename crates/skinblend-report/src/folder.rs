@@ -5,7 +5,8 @@
 //! a kill leaves it behind. Once every file is written, an existing report at the destination
 //! is renamed aside (`.NAME.replaced-PID`), the new one renamed into place and the old one
 //! removed. An error or a panic while building removes the partial folder and leaves the
-//! destination as it was; a kill leaves only the hidden partial folder.
+//! destination as it was; a kill leaves only the hidden partial folder, which the next report
+//! to the same destination removes (on Linux, where a process can be told gone).
 
 use std::path::{Path, PathBuf};
 
@@ -45,6 +46,7 @@ pub fn write_folder_atomically(
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&parent).map_err(|e| ReportError::io(&parent, e))?;
+    remove_stale_partials(&parent, &name);
     let pid = std::process::id();
     let partial = parent.join(format!(".{name}.partial-{pid}"));
     if partial.exists() {
@@ -77,6 +79,32 @@ impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
         // Best effort: the error or panic under way says more than a failed clean-up would.
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Removes the partial folders for `name` in `parent` that a killed run left behind: those
+/// whose process is gone. Only where that can be told (Linux's `/proc`); elsewhere they stay.
+fn remove_stale_partials(parent: &Path, name: &str) {
+    if !cfg!(target_os = "linux") || !Path::new("/proc/self").exists() {
+        return;
+    }
+    let prefix = format!(".{name}.partial-");
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            // Best effort: a leftover that cannot be removed harms nothing.
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
@@ -184,6 +212,24 @@ mod tests {
             ["report"],
             "no partial or replaced folder left"
         );
+
+        // A partial folder of a killed run (a process id above Linux's largest) is removed by
+        // the next report; one of a running process (this one, under another name) is not.
+        let stale = root.join(".report.partial-4294967295");
+        let other = root.join(format!(".other.partial-{}", std::process::id()));
+        std::fs::create_dir_all(&stale).expect("stale");
+        std::fs::create_dir_all(&other).expect("other");
+        write_report(&dir, "three").expect("third");
+        let expected: &[&str] = if cfg!(target_os = "linux") {
+            &[".other.partial-", "report"]
+        } else {
+            &[".other.partial-", ".report.partial-", "report"]
+        };
+        let found: Vec<String> = entries(&root)
+            .into_iter()
+            .map(|n| n.trim_end_matches(|c: char| c.is_ascii_digit()).to_owned())
+            .collect();
+        assert_eq!(found, expected);
         let _ = std::fs::remove_dir_all(&root);
     }
 
