@@ -1,6 +1,7 @@
 //! The report of a user's glTF model over an animation: every method skinned at evenly spaced
-//! frames, per-frame displacement between methods and volume and edge ratios, the frames where
-//! the methods differ most rendered side by side, and `index.html`.
+//! frames, per-frame displacement between methods and volume and edge ratios (as plots, a
+//! table and [`FRAMES_CSV`]), the frames where the methods differ most rendered side by side
+//! (no pose twice), or a plain statement where the methods agree, and `index.html`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

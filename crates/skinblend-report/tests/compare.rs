@@ -328,3 +328,27 @@ fn a_rigid_rig_is_reported_as_methods_that_agree() {
     assert!(pngs.iter().any(|n| n.ends_with("_area.png")), "{pngs:?}");
     // The report is left in the target folder for a look.
 }
+
+#[test]
+fn a_looping_clip_shows_its_end_pose_once() {
+    let Some(models) = models_dir() else { return };
+    let root = fresh_dir("compare-loop");
+    let dir = root.join("report");
+    // The fox's "Survey" clip loops: its last frame is its first pose again. Asking for every
+    // one of 5 frames must render 4.
+    let options = CompareOptions {
+        frames: 5,
+        picked_frames: 5,
+        ..CompareOptions::default()
+    };
+    let summary =
+        write_report(&models.join("Fox/Fox.glb"), &options, &dir, &mut |_| {}).expect("report");
+    let (first, last) = (&summary.frames[0], &summary.frames[4]);
+    assert_eq!(
+        first.max_displacement, last.max_displacement,
+        "the clip loops"
+    );
+    let ends = summary.picked.iter().filter(|&&f| f == 0 || f == 4).count();
+    assert_eq!(ends, 1, "one of the loop's ends: {:?}", summary.picked);
+    assert_eq!(summary.picked.len(), 4, "{:?}", summary.picked);
+}
