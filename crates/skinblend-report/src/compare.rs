@@ -1,6 +1,7 @@
 //! The report of a user's glTF model over an animation: every method skinned at evenly spaced
-//! frames, per-frame displacement between methods and volume and edge ratios, the frames where
-//! the methods differ most rendered side by side, and `index.html`.
+//! frames, per-frame displacement between methods and volume and edge ratios (as plots, a
+//! table and [`FRAMES_CSV`]), the frames where the methods differ most rendered side by side
+//! (no pose twice), or a plain statement where the methods agree, and `index.html`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use skinblend_gltf::{morphed, Model, Pose};
 
 use crate::error::{ReportError, Result};
 use crate::evidence::{compare_figure_framed, method_label, method_style, Coloring};
+use crate::folder::write_folder_atomically;
 use crate::html::{Block, Page, Section};
 use crate::image::write_atomically;
 use crate::plot::{self, LinePlot, Marker, Series};
@@ -97,6 +99,24 @@ pub struct FrameMetrics {
     pub mean_edge_ratio: Vec<Option<f64>>,
 }
 
+/// Largest distance between two methods' results, as a share of the bounding-box diagonal, at
+/// or below which this report calls the methods in agreement: 1e-5 (0.001%). Results of the
+/// same rigid transform computed three ways differ by `f32` rounding, a few 1e-7 of the
+/// coordinates' size; this leaves room for models placed far from their origin, and is still
+/// 200 times smaller than a pixel of the 460-pixel renders (a pixel is about 1/460 of the
+/// diagonal), so results within it look the same in every picture.
+pub const AGREEMENT_SHARE: f64 = 1e-5;
+
+/// Largest vertex distance, as a share of the bounding-box diagonal, at or below which two
+/// frames are the same pose and only one is rendered: 1e-4, a twentieth of a pixel of the
+/// renders, so frames within it would give the same picture (a looping clip's first and last
+/// frame, a held pose). It is larger than [`AGREEMENT_SHARE`] because keyframe interpolation
+/// at the two ends of a loop may round differently.
+pub const SAME_POSE_SHARE: f32 = 1e-4;
+
+/// Name of the per-frame numbers written beside `index.html`.
+pub const FRAMES_CSV: &str = "frames.csv";
+
 /// What [`write_report`] produced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompareSummary {
@@ -106,7 +126,7 @@ pub struct CompareSummary {
     pub animation: String,
     /// Every frame's measurements.
     pub frames: Vec<FrameMetrics>,
-    /// The frames rendered, most different first.
+    /// The frames rendered, most different first, no two the same pose.
     pub picked: Vec<usize>,
     /// Skinned vertices and triangles over all primitives.
     pub vertex_count: usize,
@@ -114,6 +134,8 @@ pub struct CompareSummary {
     pub triangle_count: usize,
     /// Whether every edge is shared by exactly two triangles (volume is then meaningful).
     pub closed: bool,
+    /// Whether every pair of methods agreed within [`AGREEMENT_SHARE`] at every frame.
+    pub methods_agree: bool,
 }
 
 /// One skinned primitive of the scene and where its vertices start in the joined mesh.
@@ -134,16 +156,37 @@ struct Scene {
 }
 
 /// Skins `file` over an animation with every method, measures each frame, renders the frames
-/// where the methods differ most, plots the per-frame curves and writes `index.html` into `dir`
-/// (created if missing; every file written atomically, `index.html` last). `progress` is called
-/// as work advances.
+/// where the methods differ most, plots the per-frame curves and writes [`FRAMES_CSV`] and
+/// `index.html` into `dir`. `progress` is called as work advances.
+///
+/// The report is built beside `dir` and moved into place whole
+/// ([`write_folder_atomically`]): a failure leaves an earlier report at `dir` as it was.
 ///
 /// # Errors
-/// [`ReportError::Gltf`] for a file that does not load or an unknown animation;
-/// [`ReportError::Request`] for no animation, no skinned triangles, zero frames or no methods;
-/// [`ReportError::Skin`]; those of rendering, plotting and writing.
+/// [`ReportError::Gltf`] for a file that does not load; those of [`write_model_report`].
 pub fn write_report(
     file: &Path,
+    options: &CompareOptions,
+    dir: &Path,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<CompareSummary> {
+    let model = Model::open(file).map_err(|source| ReportError::Gltf {
+        what: "loading".to_owned(),
+        source,
+    })?;
+    write_model_report(&model, &file.display().to_string(), options, dir, progress)
+}
+
+/// [`write_report`] of a model already loaded (and possibly changed in memory); `source` names
+/// it in the report and in errors.
+///
+/// # Errors
+/// [`ReportError::Gltf`] for an unknown animation; [`ReportError::Request`] for no animation,
+/// no skinned triangles, zero frames or no methods, or a `dir` that is neither missing, empty
+/// nor a report; [`ReportError::Skin`]; those of rendering, plotting and writing.
+pub fn write_model_report(
+    model: &Model,
+    source: &str,
     options: &CompareOptions,
     dir: &Path,
     progress: &mut dyn FnMut(Progress),
@@ -155,13 +198,14 @@ pub fn write_report(
     if options.methods.is_empty() {
         return Err(request("no method to compare".to_owned()));
     }
-    let shown = file.display().to_string();
-    let gltf_error = |what: String| move |source| ReportError::Gltf { what, source };
-    let model = Model::open(file).map_err(gltf_error("loading".to_owned()))?;
+    let shown = source;
     let animation = match &options.animation {
         Some(name) => model
             .find_animation(name)
-            .map_err(gltf_error(format!("{shown}: --animation {name}")))?,
+            .map_err(|source| ReportError::Gltf {
+                what: format!("{shown}: --animation {name}"),
+                source,
+            })?,
         None if model.animations.is_empty() => {
             return Err(request(format!(
                 "{shown} has no animation to compare the methods over"
@@ -171,7 +215,7 @@ pub fn write_report(
     };
     let clip = &model.animations[animation];
     let animation_name = clip.name.clone().unwrap_or_else(|| format!("#{animation}"));
-    let scene = build_scene(&model, &options.methods, &shown, progress)?;
+    let scene = build_scene(model, &options.methods, shown, progress)?;
     if scene.triangles.is_empty() {
         return Err(request(format!(
             "{shown} has no skinned triangles to compare"
@@ -191,148 +235,247 @@ pub fn write_report(
         .collect();
     let mut frames = Vec::with_capacity(times_s.len());
     for (frame, &time_s) in times_s.iter().enumerate() {
-        let posed = skin_frame(&model, &scene, animation, time_s, &options.methods, &shown)?;
-        frames.push(measure_frame(
-            &scene, frame, time_s, &posed, &pairs, &shown,
-        )?);
+        let posed = skin_frame(model, &scene, animation, time_s, &options.methods, shown)?;
+        frames.push(measure_frame(&scene, frame, time_s, &posed, &pairs, shown)?);
         progress(Progress {
             stage: Stage::Skinning,
             done: frame + 1,
             total: times_s.len(),
         });
     }
-    let picked = pick_frames(&frames, options.picked_frames);
+    let largest = frames
+        .iter()
+        .flat_map(|f| f.max_displacement.iter().map(|&(_, d)| d))
+        .fold(0.0f64, f64::max);
+    let methods_agree = largest <= AGREEMENT_SHARE;
 
-    std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, e))?;
-    let mut written = Vec::new();
+    // The picked frames' results, skinned once: for telling poses apart and for the renders.
+    let mut posed_frames: HashMap<usize, Vec<Vec<Vec3>>> = HashMap::new();
+    let mut posed_at = |frame: usize| -> Result<Vec<Vec<Vec3>>> {
+        if let Some(posed) = posed_frames.get(&frame) {
+            return Ok(posed.clone());
+        }
+        let posed = skin_frame(
+            model,
+            &scene,
+            animation,
+            times_s[frame],
+            &options.methods,
+            shown,
+        )?;
+        posed_frames.insert(frame, posed.clone());
+        Ok(posed)
+    };
+    let picked = pick_frames(&frames, options.picked_frames, &mut |a, b| {
+        Ok(same_pose(&posed_at(a)?, &posed_at(b)?))
+    })?;
+
     let labels: Vec<&str> = options.methods.iter().map(|&m| method_label(m)).collect();
     let methods_text = labels.join(" | ");
-    let reference = labels[0];
-    let displacement_high = picked
-        .iter()
-        .filter_map(|&f| first_pair_max(&frames[f]))
-        .fold(0.0f64, f64::max)
-        .max(1e-4) as f32;
-    let figure_total = picked.len() * 3;
-    let mut render_blocks = Vec::new();
-    for (rank, &frame) in picked.iter().enumerate() {
-        let time_s = times_s[frame];
-        let posed = skin_frame(&model, &scene, animation, time_s, &options.methods, &shown)?;
-        let named: Vec<(String, Vec<Vec3>)> =
-            labels.iter().map(|l| (*l).to_owned()).zip(posed).collect();
-        let largest = first_pair_max(&frames[frame]).unwrap_or(0.0) * 100.0;
-        let closeup = closeup_bounds(&named);
-        for (kind, coloring, framed) in [
-            ("area", Coloring::AreaChange, None),
-            ("displacement", Coloring::DisplacementFromFirst, None),
-            ("closeup", Coloring::AreaChange, closeup),
-        ] {
-            if kind == "closeup" && framed.is_none() {
-                continue;
-            }
-            let heading = if framed.is_some() {
-                format!("frame {frame} (t = {time_s:.3} s), close-up where the methods differ most: {methods_text}")
-            } else {
-                format!("frame {frame} (t = {time_s:.3} s): {methods_text}")
-            };
-            let image = compare_figure_framed(
-                &heading,
-                &scene.rest,
-                &scene.triangles,
-                &named,
-                coloring,
-                displacement_high,
-                framed,
-            )?;
-            let name = format!("frame_{frame:04}_{kind}.png");
-            let path = dir.join(&name);
-            image.write_png(&path)?;
-            written.push(path);
-            let caption = match (coloring, framed) {
-                (Coloring::AreaChange, Some(_)) => format!(
-                    "A close-up of the same frame around the vertices where {} and {} are furthest apart, same colours (surface area change against the bind pose). Compare the silhouettes: where LBS folds in or flattens, DQS swells out (the bulge); CoR keeps the shape without either as far as its centers allow.",
-                    labels[0],
-                    labels.get(1).copied().unwrap_or(labels[0])
-                ),
-                (Coloring::AreaChange, None) => format!(
-                    "Rank {} of the frames where {} and {} differ most (largest vertex distance {largest:.2}% of the model's size). Colour is the change of surface area against the bind pose: look at the joints; blue where a method pinches or collapses the skin (LBS at twisting and bending joints), red where it swells (DQS's bulge).",
-                    rank + 1,
-                    labels[0],
-                    labels.get(1).copied().unwrap_or(labels[0])
-                ),
-                _ => format!(
-                    "The same frame coloured by each vertex's distance from the {reference} result, as a share of the bounding-box diagonal (the {reference} panel is the reference, all zero). Look at which joints light up: that is where choosing a method matters for this model."
-                ),
-            };
-            render_blocks.push(Block::Figure {
-                src: name,
-                alt: heading,
-                caption,
-            });
-            progress(Progress {
-                stage: Stage::Rendering,
-                done: written.len(),
-                total: figure_total,
-            });
-        }
-    }
-
-    let mut plot_blocks = Vec::new();
-    for (name, plot, caption) in frame_plots(&frames, &options.methods, &pairs, &animation_name) {
-        let path = dir.join(name);
-        plot::draw(&plot)?.write_png(&path)?;
-        written.push(path);
-        plot_blocks.push(Block::Figure {
-            src: name.to_owned(),
-            alt: plot.title.clone(),
-            caption,
-        });
-    }
-
     let closed = is_closed(&scene.triangles);
-    let page = Page {
-        title: format!("skinblend compare: {}", file_name(file)),
-        intro: format!(
-            "{shown}, animation {animation_name:?} ({:.3} s to {:.3} s) sampled at {} evenly spaced frames and skinned by each method ({methods_text}) with the same palettes: {} skinned vertices, {} triangles in {} primitives. Renders use a fixed three-quarter orthographic camera framing all methods alike. The mesh is {}.",
-            clip.start_s,
-            clip.end_s,
-            options.frames,
-            scene.rest.len(),
-            scene.triangles.len(),
-            scene.parts.len(),
-            if closed {
-                "closed, so its volume ratio is a true volume"
+    let files = write_folder_atomically(dir, |dir| {
+        let mut written = Vec::new();
+        let reference = labels[0];
+        let second = labels.get(1).copied().unwrap_or(reference);
+        let displacement_high = picked
+            .iter()
+            .filter_map(|&f| first_pair_max(&frames[f]))
+            .fold(AGREEMENT_SHARE, f64::max) as f32;
+        let figure_total = picked.len() * if methods_agree { 1 } else { 3 };
+        let mut render_blocks = Vec::new();
+        if methods_agree {
+            render_blocks.push(Block::Paragraph(format!(
+                "The methods agree on this model: over all {} frames, the largest distance between any two methods' results is {}% of the bounding-box diagonal, within the {}% under which this report calls results equal (rounding of 32-bit floats; far below a pixel of these pictures). This happens when no vertex blends joints, for example when every vertex follows a single joint with weight 1 (a rigid rig): LBS, DQS and CoR then apply the same transform, so the artefacts of blending joints cannot appear and any method gives this result; LBS is the cheapest. The frames below show the animation, coloured by surface area change against the bind pose.",
+                frames.len(),
+                plot::tick_label(largest * 100.0, largest * 100.0 / 10.0),
+                plot::tick_label(AGREEMENT_SHARE * 100.0, AGREEMENT_SHARE * 10.0),
+            )));
+        }
+        for (rank, &frame) in picked.iter().enumerate() {
+            let time_s = times_s[frame];
+            let named: Vec<(String, Vec<Vec3>)> = labels
+                .iter()
+                .map(|l| (*l).to_owned())
+                .zip(posed_at(frame)?)
+                .collect();
+            let largest_here = first_pair_max(&frames[frame]).unwrap_or(0.0) * 100.0;
+            let closeup = if methods_agree {
+                None
             } else {
-                "not closed (some edges do not have exactly two triangles), so its volume ratio is only indicative"
+                closeup_bounds(&named)
+            };
+            let kinds: &[(&str, Coloring)] = if methods_agree {
+                &[("area", Coloring::AreaChange)]
+            } else {
+                &[
+                    ("area", Coloring::AreaChange),
+                    ("displacement", Coloring::DisplacementFromFirst),
+                    ("closeup", Coloring::AreaChange),
+                ]
+            };
+            for &(kind, coloring) in kinds {
+                let framed = if kind == "closeup" {
+                    match closeup {
+                        Some(bounds) => Some(bounds),
+                        None => continue,
+                    }
+                } else {
+                    None
+                };
+                let heading = if framed.is_some() {
+                    format!("frame {frame} (t = {time_s:.3} s), close-up where the methods differ most: {methods_text}")
+                } else {
+                    format!("frame {frame} (t = {time_s:.3} s): {methods_text}")
+                };
+                let image = compare_figure_framed(
+                    &heading,
+                    &scene.rest,
+                    &scene.triangles,
+                    &named,
+                    coloring,
+                    displacement_high,
+                    framed,
+                )?;
+                let name = format!("frame_{frame:04}_{kind}.png");
+                let path = dir.join(&name);
+                image.write_png(&path)?;
+                written.push(path);
+                let caption = if methods_agree {
+                    format!(
+                        "Frame {frame} of the animation: the methods agree here (largest distance {}% of the model's size), so the panels are the same. Colour is the change of surface area against the bind pose: blue where the skin shrinks, red where it stretches.",
+                        plot::tick_label(largest_here, largest_here / 10.0)
+                    )
+                } else {
+                    match (coloring, framed) {
+                        (Coloring::AreaChange, Some(_)) => format!(
+                            "A close-up of the same frame around the vertices where {reference} and {second} are furthest apart, same colours (surface area change against the bind pose). Compare the silhouettes: where LBS folds in or flattens, DQS swells out (the bulge); CoR keeps the shape without either as far as its centers allow."
+                        ),
+                        (Coloring::AreaChange, None) => format!(
+                            "Rank {} of the frames where {reference} and {second} differ most (largest vertex distance {}% of the model's size). Colour is the change of surface area against the bind pose: look at the joints; blue where a method pinches or collapses the skin (LBS at twisting and bending joints), red where it swells (DQS's bulge).",
+                            rank + 1,
+                            plot::tick_label(largest_here, largest_here / 100.0)
+                        ),
+                        _ => format!(
+                            "The same frame coloured by each vertex's distance from the {reference} result, as a share of the bounding-box diagonal (the {reference} panel is the reference, all zero). Look at which joints light up: that is where choosing a method matters for this model."
+                        ),
+                    }
+                };
+                render_blocks.push(Block::Figure {
+                    src: name,
+                    alt: heading,
+                    caption,
+                });
+                progress(Progress {
+                    stage: Stage::Rendering,
+                    done: written.len(),
+                    total: figure_total,
+                });
             }
-        ),
-        sections: vec![
-            Section {
-                heading: "Where the methods differ most".to_owned(),
-                blocks: render_blocks,
-            },
-            Section {
-                heading: "Over the animation".to_owned(),
-                blocks: plot_blocks,
-            },
-            Section {
-                heading: "Per frame".to_owned(),
-                blocks: vec![frame_table(&frames, &labels, &pairs)],
-            },
-        ],
-    };
-    let index = dir.join("index.html");
-    write_atomically(&index, page.render().as_bytes())?;
-    written.push(index);
+        }
+
+        let mut measurement_blocks = Vec::new();
+        for frame_plot in frame_plots(
+            &frames,
+            &options.methods,
+            &pairs,
+            &animation_name,
+            methods_agree,
+        ) {
+            match frame_plot {
+                FramePlot::Drawn {
+                    file,
+                    plot,
+                    caption,
+                } => {
+                    let path = dir.join(file);
+                    plot::draw(&plot)?.write_png(&path)?;
+                    written.push(path);
+                    measurement_blocks.push(Block::Figure {
+                        src: file.to_owned(),
+                        alt: plot.title.clone(),
+                        caption,
+                    });
+                }
+                FramePlot::LeftOut { why } => measurement_blocks.push(Block::Paragraph(why)),
+            }
+        }
+
+        let csv_path = dir.join(FRAMES_CSV);
+        write_atomically(&csv_path, frames_csv(&frames, &labels, &pairs).as_bytes())?;
+        written.push(csv_path);
+        let page = Page {
+            title: format!("skinblend compare: {}", file_name(Path::new(shown))),
+            intro: format!(
+                "{shown}, animation {animation_name:?} ({:.3} s to {:.3} s) sampled at {} evenly spaced frames and skinned by each method ({methods_text}) with the same palettes: {} skinned vertices, {} triangles in {} primitives. Renders use a fixed three-quarter orthographic camera framing all methods alike. The mesh is {}.",
+                clip.start_s,
+                clip.end_s,
+                options.frames,
+                scene.rest.len(),
+                scene.triangles.len(),
+                scene.parts.len(),
+                if closed {
+                    "closed, so its volume ratio is a true volume"
+                } else {
+                    "not closed (some edges do not have exactly two triangles), so its volume ratio, where it has one, is only indicative"
+                }
+            ),
+            sections: vec![
+                Section {
+                    heading: if methods_agree {
+                        "The methods agree".to_owned()
+                    } else {
+                        "Where the methods differ most".to_owned()
+                    },
+                    blocks: render_blocks,
+                },
+                Section {
+                    heading: "Over the animation".to_owned(),
+                    blocks: measurement_blocks,
+                },
+                Section {
+                    heading: "Per frame".to_owned(),
+                    blocks: vec![
+                        Block::Link {
+                            href: FRAMES_CSV.to_owned(),
+                            text: FRAMES_CSV.to_owned(),
+                            description: FRAMES_CSV_COLUMNS.to_owned(),
+                        },
+                        frame_table(&frames, &labels, &pairs),
+                    ],
+                },
+            ],
+        };
+        let index = dir.join("index.html");
+        write_atomically(&index, page.render().as_bytes())?;
+        written.push(index);
+        Ok(written)
+    })?;
     Ok(CompareSummary {
-        files: written,
+        files,
         animation: animation_name,
         frames,
         picked,
         vertex_count: scene.rest.len(),
         triangle_count: scene.triangles.len(),
         closed,
+        methods_agree,
     })
+}
+
+/// What [`FRAMES_CSV`] holds, for the page (and the README says the same).
+const FRAMES_CSV_COLUMNS: &str = "the numbers of the table below as comma-separated values, one header row, then one row per frame. Columns: frame (from 0); time_s (animation time, seconds); for each pair of methods B and A, max_distance_B_A_percent and rms_distance_B_A_percent (largest and root-mean-square distance between corresponding vertices, % of the bounding-box diagonal of A's result); for each method M, volume_ratio_M (posed ÷ bind-pose signed volume of all skinned triangles; empty where the bind pose has no volume) and mean_edge_ratio_M (mean posed ÷ bind-pose edge length; empty where no edge has length). Numbers are written in full precision with a dot as the decimal mark.";
+
+/// Whether two frames' results are the same pose: every method's vertices within
+/// [`SAME_POSE_SHARE`] of the first method's bounding-box diagonal.
+fn same_pose(a: &[Vec<Vec3>], b: &[Vec<Vec3>]) -> bool {
+    let Some(diagonal) = a.first().and_then(|p| Bounds::of(p)).map(|b| b.diagonal()) else {
+        return false;
+    };
+    let tolerance = SAME_POSE_SHARE * diagonal;
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(pa, pb)| {
+            pa.len() == pb.len() && pa.iter().zip(pb).all(|(p, q)| p.distance(*q) <= tolerance)
+        })
 }
 
 fn file_name(file: &Path) -> String {
@@ -545,30 +688,41 @@ fn measure_frame(
 const CLOSEUP_SHARE: f32 = 0.5;
 
 /// A box around the vertices where the first two results are furthest apart (distance at least
-/// [`CLOSEUP_SHARE`] of the largest), in every method's pose, made a cube with room around it
-/// and at least a sixth of the whole model's size. `None` with fewer than two results or where
-/// they do not differ.
+/// [`CLOSEUP_SHARE`] of the largest and above [`AGREEMENT_SHARE`] of the diagonal), in every
+/// method's pose, made a cube with room around it and at least a sixth of the whole model's
+/// size. `None` where a close-up would show the whole model (the figure without it already
+/// does): with fewer than two results, where they do not differ beyond [`AGREEMENT_SHARE`], or
+/// where the differing vertices spread over most of the model.
 fn closeup_bounds(posed: &[(String, Vec<Vec3>)]) -> Option<Bounds> {
     let (first, second) = (&posed.first()?.1, &posed.get(1)?.1);
-    let whole = Bounds::of(first)?;
+    let whole = posed
+        .iter()
+        .filter_map(|(_, p)| Bounds::of(p))
+        .reduce(Bounds::union)?;
     let distances: Vec<f32> = first
         .iter()
         .zip(second)
         .map(|(a, b)| a.distance(*b))
         .collect();
     let largest = distances.iter().copied().fold(0.0f32, f32::max);
-    if largest.is_nan() || largest <= 0.0 {
+    let floor = AGREEMENT_SHARE as f32 * whole.diagonal();
+    if largest.is_nan() || largest <= floor {
         return None;
     }
+    let threshold = (CLOSEUP_SHARE * largest).max(floor);
     let selected: Vec<Vec3> = distances
         .iter()
         .enumerate()
-        .filter(|(_, &d)| d >= CLOSEUP_SHARE * largest)
+        .filter(|(_, &d)| d >= threshold)
         .flat_map(|(v, _)| posed.iter().filter_map(move |(_, p)| p.get(v).copied()))
         .collect();
     let around = Bounds::of(&selected)?;
     let center = (around.min + around.max) / 2.0;
     let half = ((around.max - around.min).max_element() * 0.8).max(whole.diagonal() / 12.0);
+    // A cube as wide as most of the model is no close-up.
+    if 2.0 * half >= 0.75 * (whole.max - whole.min).max_element() {
+        return None;
+    }
     Some(Bounds {
         min: center - Vec3::splat(half),
         max: center + Vec3::splat(half),
@@ -580,10 +734,17 @@ fn first_pair_max(frame: &FrameMetrics) -> Option<f64> {
 }
 
 /// The `count` frames where the first two methods differ most (largest vertex distance), at
-/// least a tenth of the animation apart so that one motion is not shown three times; most
-/// different first. With one method, the first frames.
-#[must_use]
-fn pick_frames(frames: &[FrameMetrics], count: usize) -> Vec<usize> {
+/// least a tenth of the animation apart so that one motion is not shown three times, and no
+/// two the same pose by `same_pose` (a looping clip's first and last frame); most different
+/// first. With one method, the first frames.
+///
+/// # Errors
+/// Those of `same_pose`.
+fn pick_frames(
+    frames: &[FrameMetrics],
+    count: usize,
+    same_pose: &mut dyn FnMut(usize, usize) -> Result<bool>,
+) -> Result<Vec<usize>> {
     let mut order: Vec<usize> = (0..frames.len()).collect();
     order.sort_by(|&a, &b| {
         let (da, db) = (
@@ -598,11 +759,21 @@ fn pick_frames(frames: &[FrameMetrics], count: usize) -> Vec<usize> {
         if picked.len() == count {
             break;
         }
-        if picked.iter().all(|&p| p.abs_diff(candidate) >= gap) {
+        if !picked.iter().all(|&p| p.abs_diff(candidate) >= gap) {
+            continue;
+        }
+        let mut repeated = false;
+        for &p in &picked {
+            if same_pose(p, candidate)? {
+                repeated = true;
+                break;
+            }
+        }
+        if !repeated {
             picked.push(candidate);
         }
     }
-    picked
+    Ok(picked)
 }
 
 /// Whether every undirected edge belongs to exactly two triangles.
@@ -619,12 +790,27 @@ fn is_closed(triangles: &[[u32; 3]]) -> bool {
 const PAIR_COLORS: [[u8; 3]; 3] = [[204, 121, 167], [230, 159, 0], [86, 180, 233]];
 const PAIR_MARKERS: [Marker; 3] = [Marker::Circle, Marker::Triangle, Marker::Cross];
 
+/// A per-frame plot, or why it is left out.
+enum FramePlot {
+    /// Draw `plot` into `file`, shown with `caption`.
+    Drawn {
+        file: &'static str,
+        plot: LinePlot,
+        caption: String,
+    },
+    /// A sentence for the page saying which metric is left out and why.
+    LeftOut { why: String },
+}
+
 fn frame_plots(
     frames: &[FrameMetrics],
     methods: &[Method],
     pairs: &[(usize, usize)],
     animation: &str,
-) -> Vec<(&'static str, LinePlot, String)> {
+    methods_agree: bool,
+) -> Vec<FramePlot> {
+    // Where the methods agree, there is no collapse or bulge to point at: the lines coincide.
+    let agreeing = "The methods agree on this model, so their lines coincide.";
     let label = |m: usize| method_label(methods[m]);
     let mut plots = Vec::new();
     if !pairs.is_empty() {
@@ -641,9 +827,9 @@ fn frame_plots(
                     .collect(),
             })
             .collect();
-        plots.push((
-            "frame_displacement.png",
-            LinePlot {
+        plots.push(FramePlot::Drawn {
+            file: "frame_displacement.png",
+            plot: LinePlot {
                 title: format!("Largest distance between methods per frame ({animation})"),
                 x_label: "time, s".to_owned(),
                 y_label: "max vertex distance, % of bbox diagonal".to_owned(),
@@ -652,8 +838,15 @@ fn frame_plots(
                 y_include: Some((0.0, 0.0)),
                 legend_lower_left: false,
             },
-            "For each frame, the largest distance between corresponding vertices of two methods' results, as a share of the model's bounding-box diagonal. Peaks are the poses where the choice of method shows; the frames rendered above are the highest peaks of the first pair.".to_owned(),
-        ));
+            caption: format!(
+                "For each frame, the largest distance between corresponding vertices of two methods' results, as a share of the model's bounding-box diagonal. {}",
+                if methods_agree {
+                    "Every distance here is within the agreement threshold stated above: rounding, not a difference between the methods."
+                } else {
+                    "Peaks are the poses where the choice of method shows; the frames rendered above are the highest peaks of the first pair."
+                }
+            ),
+        });
     }
     let per_method = |value: &dyn Fn(&FrameMetrics, usize) -> Option<f64>| {
         methods
@@ -673,33 +866,96 @@ fn frame_plots(
             })
             .collect::<Vec<_>>()
     };
-    plots.push((
-        "frame_volume_ratio.png",
-        LinePlot {
-            title: format!("Volume ratio per frame ({animation})"),
-            x_label: "time, s".to_owned(),
-            y_label: "posed / bind-pose volume".to_owned(),
-            series: per_method(&|f, m| f.volume_ratio[m]),
-            reference_y: Some(1.0),
-            y_include: None,
-            legend_lower_left: false,
-        },
-        "Signed volume of all skinned triangles ÷ that of the bind pose, per frame and method (1 = kept, grey line). LBS tends to lose volume where joints twist and bend; DQS tends to keep or gain it. For an open mesh this is only indicative (see the note at the top).".to_owned(),
-    ));
-    plots.push((
-        "frame_edge_ratio.png",
-        LinePlot {
-            title: format!("Mean edge ratio per frame ({animation})"),
-            x_label: "time, s".to_owned(),
-            y_label: "mean posed / bind-pose edge length".to_owned(),
-            series: per_method(&|f, m| f.mean_edge_ratio[m]),
-            reference_y: Some(1.0),
-            y_include: None,
-            legend_lower_left: false,
-        },
-        "Mean posed ÷ bind-pose length over the triangles' edges (1 = unchanged). Below 1 the skin shrinks (LBS's collapse), above 1 it stretches (DQS's bulge).".to_owned(),
-    ));
+    let has_value = |series: &[Series]| {
+        series
+            .iter()
+            .any(|s| s.points.iter().any(|&(_, y)| y.is_finite()))
+    };
+    let volume = per_method(&|f, m| f.volume_ratio[m]);
+    plots.push(if has_value(&volume) {
+        FramePlot::Drawn {
+            file: "frame_volume_ratio.png",
+            plot: LinePlot {
+                title: format!("Volume ratio per frame ({animation})"),
+                x_label: "time, s".to_owned(),
+                y_label: "posed / bind-pose volume".to_owned(),
+                series: volume,
+                reference_y: Some(1.0),
+                y_include: None,
+                legend_lower_left: false,
+            },
+            caption: format!(
+                "Signed volume of all skinned triangles ÷ that of the bind pose, per frame and method (1 = kept, grey line). {} For an open mesh this is only indicative (see the note at the top).",
+                if methods_agree {
+                    agreeing
+                } else {
+                    "LBS tends to lose volume where joints twist and bend; DQS tends to keep or gain it."
+                }
+            ),
+        }
+    } else {
+        FramePlot::LeftOut {
+            why: "The volume ratio is left out: the skinned triangles enclose no volume in the bind pose (their signed volume is zero, as for an open, flat or symmetric surface), so there is nothing to compare the posed volume with.".to_owned(),
+        }
+    });
+    let edges = per_method(&|f, m| f.mean_edge_ratio[m]);
+    plots.push(if has_value(&edges) {
+        FramePlot::Drawn {
+            file: "frame_edge_ratio.png",
+            plot: LinePlot {
+                title: format!("Mean edge ratio per frame ({animation})"),
+                x_label: "time, s".to_owned(),
+                y_label: "mean posed / bind-pose edge length".to_owned(),
+                series: edges,
+                reference_y: Some(1.0),
+                y_include: None,
+                legend_lower_left: false,
+            },
+            caption: format!(
+                "Mean posed ÷ bind-pose length over the triangles' edges (1 = unchanged). {}",
+                if methods_agree {
+                    agreeing
+                } else {
+                    "Below 1 the skin shrinks (LBS's collapse), above 1 it stretches (DQS's bulge)."
+                }
+            ),
+        }
+    } else {
+        FramePlot::LeftOut {
+            why: "The mean edge ratio is left out: no triangle edge has a length in the bind pose, so there is no ratio to take.".to_owned(),
+        }
+    });
     plots
+}
+
+/// [`FRAMES_CSV`]: the header row and one row per frame, columns as [`FRAMES_CSV_COLUMNS`]
+/// says.
+fn frames_csv(frames: &[FrameMetrics], labels: &[&str], pairs: &[(usize, usize)]) -> String {
+    let mut header = vec!["frame".to_owned(), "time_s".to_owned()];
+    for &(i, j) in pairs {
+        header.push(format!("max_distance_{}_{}_percent", labels[j], labels[i]));
+        header.push(format!("rms_distance_{}_{}_percent", labels[j], labels[i]));
+    }
+    header.extend(labels.iter().map(|l| format!("volume_ratio_{l}")));
+    header.extend(labels.iter().map(|l| format!("mean_edge_ratio_{l}")));
+    let mut csv = header.join(",");
+    csv.push('\n');
+    let optional = |v: Option<f64>| {
+        v.filter(|v| v.is_finite())
+            .map_or_else(String::new, |v| v.to_string())
+    };
+    for f in frames {
+        let mut row = vec![f.frame.to_string(), f.time_s.to_string()];
+        for (max, rms) in f.max_displacement.iter().zip(&f.rms_displacement) {
+            row.push((max.1 * 100.0).to_string());
+            row.push((rms.1 * 100.0).to_string());
+        }
+        row.extend(f.volume_ratio.iter().map(|&v| optional(v)));
+        row.extend(f.mean_edge_ratio.iter().map(|&v| optional(v)));
+        csv.push_str(&row.join(","));
+        csv.push('\n');
+    }
+    csv
 }
 
 fn frame_table(frames: &[FrameMetrics], labels: &[&str], pairs: &[(usize, usize)]) -> Block {
@@ -732,5 +988,111 @@ fn frame_table(frames: &[FrameMetrics], labels: &[&str], pairs: &[(usize, usize)
         caption: "Every frame: distances between methods (% of the bounding-box diagonal), volume and mean edge ratios against the bind pose".to_owned(),
         headers,
         rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A frame whose first pair is `distance` apart.
+    fn frame(frame: usize, distance: f64) -> FrameMetrics {
+        FrameMetrics {
+            frame,
+            time_s: frame as f32,
+            max_displacement: vec![((0, 1), distance)],
+            rms_displacement: vec![((0, 1), distance / 2.0)],
+            volume_ratio: vec![None, None],
+            mean_edge_ratio: vec![Some(1.0), Some(1.0)],
+        }
+    }
+
+    #[test]
+    fn a_loops_first_and_last_frame_are_shown_once() {
+        // A looping clip: frame 10 is frame 0's pose again, and both differ most.
+        let distances = [0.9, 0.1, 0.2, 0.5, 0.3, 0.2, 0.1, 0.4, 0.2, 0.1, 0.9];
+        let frames: Vec<FrameMetrics> = distances
+            .iter()
+            .enumerate()
+            .map(|(f, &d)| frame(f, d))
+            .collect();
+        let mut loop_ends = |a: usize, b: usize| Ok(a.min(b) == 0 && a.max(b) == 10);
+        assert_eq!(
+            pick_frames(&frames, 3, &mut loop_ends).expect("picked"),
+            [0, 3, 7]
+        );
+        // The same frames without the check show the pose twice.
+        let mut never = |_: usize, _: usize| Ok(false);
+        assert_eq!(
+            pick_frames(&frames, 3, &mut never).expect("picked"),
+            [0, 10, 3]
+        );
+    }
+
+    #[test]
+    fn same_pose_is_within_the_named_tolerance() {
+        let a = vec![vec![Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0)]];
+        let diagonal = 1.0;
+        let within = vec![vec![
+            Vec3::ZERO,
+            Vec3::new(1.0 + SAME_POSE_SHARE * diagonal * 0.5, 0.0, 0.0),
+        ]];
+        let beyond = vec![vec![
+            Vec3::ZERO,
+            Vec3::new(1.0 + SAME_POSE_SHARE * diagonal * 4.0, 0.0, 0.0),
+        ]];
+        assert!(same_pose(&a, &within));
+        assert!(!same_pose(&a, &beyond));
+    }
+
+    /// A 10 × 10 grid in the XY plane, 1 m apart.
+    fn grid() -> Vec<Vec3> {
+        (0..100)
+            .map(|i| Vec3::new((i % 10) as f32, (i / 10) as f32, 0.0))
+            .collect()
+    }
+
+    #[test]
+    fn a_closeup_frames_the_region_that_differs_and_only_that() {
+        let reference = grid();
+        // The second result moves the vertices around (8, 8) off the plane.
+        let mut moved = reference.clone();
+        for p in &mut moved {
+            if p.x >= 7.0 && p.y >= 7.0 {
+                p.z += 0.5;
+            }
+        }
+        let posed = vec![
+            ("LBS".to_owned(), reference.clone()),
+            ("DQS".to_owned(), moved),
+        ];
+        let closeup = closeup_bounds(&posed).expect("a region differs");
+        for p in reference.iter().filter(|p| p.x >= 7.0 && p.y >= 7.0) {
+            assert!(
+                p.cmpge(closeup.min).all() && p.cmple(closeup.max).all(),
+                "{p} is in the close-up {closeup:?}"
+            );
+        }
+        assert!(
+            (closeup.max - closeup.min).max_element() < 0.75 * 9.0,
+            "zoomed in: {closeup:?}"
+        );
+        assert!(
+            !Vec3::ZERO.cmpge(closeup.min).all(),
+            "the far corner is out"
+        );
+
+        // Differences within the agreement threshold (rounding) are no region.
+        let mut rounded = reference.clone();
+        rounded[99].z += (AGREEMENT_SHARE as f32) * 0.5;
+        let agreeing = vec![
+            ("LBS".to_owned(), reference.clone()),
+            ("DQS".to_owned(), rounded),
+        ];
+        assert_eq!(closeup_bounds(&agreeing), None);
+        // Nor is a difference spread over the whole model.
+        let shifted: Vec<Vec3> = reference.iter().map(|p| *p + Vec3::Z).collect();
+        let everywhere = vec![("LBS".to_owned(), reference), ("DQS".to_owned(), shifted)];
+        assert_eq!(closeup_bounds(&everywhere), None);
     }
 }

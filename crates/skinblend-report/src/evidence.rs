@@ -11,6 +11,7 @@ use skinblend::{skin, Method, SkinInput, SkinOptions};
 use crate::color::{self, ColorMap};
 use crate::error::{ReportError, Result};
 use crate::figure::{self, Panel};
+use crate::folder::write_folder_atomically;
 use crate::html::{Block, Page, Section};
 use crate::image::{write_atomically, RgbImage};
 use crate::plot::{self, LinePlot, Marker, Series};
@@ -253,13 +254,20 @@ pub fn plot_angles_deg() -> Vec<f32> {
 }
 
 /// Writes the evidence report into `dir` (created if missing): the renders, the plots and
-/// `index.html` last, each file written atomically. Returns the files written, in order.
+/// `index.html` last. Returns the files written, in order.
+///
+/// The report is built beside `dir` and moved into place whole
+/// ([`write_folder_atomically`]): a failure leaves an earlier report at `dir` as it was.
 ///
 /// # Errors
-/// [`ReportError::Io`] for the folder or a file; those of the core (a bug), the renderer and
-/// the plots.
+/// Those of [`write_folder_atomically`] (a `dir` that is neither missing, empty nor a report);
+/// those of the core (a bug), the renderer and the plots.
 pub fn write_report(dir: &Path) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, e))?;
+    write_folder_atomically(dir, write_report_into)
+}
+
+/// [`write_report`] into the existing folder `dir`.
+fn write_report_into(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     let mut save = |name: &str, image: &RgbImage| -> Result<String> {
         let path = dir.join(name);
@@ -340,7 +348,7 @@ pub fn write_report(dir: &Path) -> Result<Vec<PathBuf>> {
             },
             Section {
                 heading: "Tables".to_owned(),
-                blocks: vec![evidence_table(&rows), seed_table(&rows)],
+                blocks: vec![evidence_table(&rows), reference_table(&rows)],
             },
         ],
     };
@@ -354,7 +362,7 @@ fn fixture_caption(fixture: &Fixture, angle: f32, coloring: Coloring) -> String 
     match (fixture.name, coloring) {
         ("twist_fine", _) if angle == 0.0 => "The bind pose: every method returns the input, so the three panels are identical and uncoloured (no triangle changed area). The reference for the twists below.".to_owned(),
         ("twist_fine", Coloring::EdgeStrain) => format!(
-            "The same {angle}° twist coloured by edge-length change. DQS and CoR keep the ring round, but the triangles of the twisted band shear, so the edges across it lengthen (red): the seed's mean edge ratio above 1. Near LBS's neck the edges around the ring shrink while those along the cylinder stretch towards the collapsed centre."
+            "The same {angle}° twist coloured by edge-length change. DQS and CoR keep the ring round, but the triangles of the twisted band shear, so the edges across it lengthen (red): a mean edge ratio above 1. Near LBS's neck the edges around the ring shrink while those along the cylinder stretch towards the collapsed centre."
         ),
         ("twist_fine", _) => format!(
             "Joint 1 twisted {angle}° about the bone; colour is the change of surface area around each vertex. Look at the middle of each cylinder: LBS pinches it (the candy wrapper: the surface shrinks, blue; at 180° the joint ring collapses onto the axis), while DQS and CoR keep it round and its area nearly unchanged."
@@ -487,10 +495,10 @@ fn evidence_table(rows: &[EvidenceRow]) -> Block {
     }
 }
 
-fn seed_table(rows: &[EvidenceRow]) -> Block {
+fn reference_table(rows: &[EvidenceRow]) -> Block {
     Block::Table {
-        caption: "The seed's figures (twist_coarse, 180°) beside ours".to_owned(),
-        headers: ["measurement", "seed", "skinblend", "agrees", "remark"]
+        caption: "Reference figures for twist_coarse at 180° beside skinblend's".to_owned(),
+        headers: ["measurement", "reference", "skinblend", "agrees", "remark"]
             .iter()
             .map(|h| (*h).to_owned())
             .collect(),

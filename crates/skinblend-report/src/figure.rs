@@ -7,6 +7,7 @@ use crate::color::ColorMap;
 use crate::error::{ReportError, Result};
 use crate::font::{self, FAMILY};
 use crate::image::RgbImage;
+use crate::plot::tick_label;
 use crate::render::BACKGROUND;
 
 /// One image of a row with its title.
@@ -111,31 +112,12 @@ where
         [(left, bar_top), (left + bar_width, bar_bottom)],
         BLACK.stroke_width(1),
     ))?;
-    let tick = |value: f32| {
-        let v = value * map.tick_factor;
-        if v == 0.0 {
-            "0".to_owned()
-        } else if v.abs() >= 10.0 {
-            format!("{v:+.0}")
-        } else {
-            format!("{v:+.1}")
-        }
-    };
-    let ticks = [
-        (left, HPos::Left, map.low),
-        (
-            left + bar_width / 2,
-            HPos::Center,
-            (map.low + map.high) / 2.0,
-        ),
-        (left + bar_width, HPos::Right, map.high),
-    ];
-    for (x, h_pos, value) in ticks {
-        let text = if map.low >= 0.0 {
-            tick(value).trim_start_matches('+').to_owned()
-        } else {
-            tick(value)
-        };
+    let [low, middle, high] = legend_labels(map);
+    for (x, h_pos, text) in [
+        (left, HPos::Left, low),
+        (left + bar_width / 2, HPos::Center, middle),
+        (left + bar_width, HPos::Right, high),
+    ] {
         let style = TextStyle::from((FAMILY, 14).into_font())
             .color(&BLACK)
             .pos(Pos::new(h_pos, VPos::Top));
@@ -150,4 +132,36 @@ where
         style,
     ))?;
     Ok(())
+}
+
+/// The labels of a legend's three ticks (low end, middle, high end), in `map`'s tick unit, each
+/// precise enough to tell the three apart; a diverging map's positive values read `+25`.
+#[must_use]
+pub fn legend_labels(map: &ColorMap) -> [String; 3] {
+    // The ticks are half the bar apart; a quarter of the span tells them apart.
+    let resolution = f64::from((map.high - map.low) * map.tick_factor) / 4.0;
+    [map.low, (map.low + map.high) / 2.0, map.high].map(|value| {
+        let value = f64::from(value * map.tick_factor);
+        let text = tick_label(value, resolution);
+        if map.low < 0.0 && value > 0.0 {
+            format!("+{text}")
+        } else {
+            text
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legend_labels_show_small_ranges() {
+        let tiny = ColorMap::sequential(1e-4, "distance, %", 100.0);
+        assert_eq!(legend_labels(&tiny), ["0", "0.005", "0.01"]);
+        let tinier = ColorMap::sequential(3e-9, "distance, %", 100.0);
+        assert_eq!(legend_labels(&tinier), ["0", "1.5e-7", "3e-7"]);
+        let signed = ColorMap::diverging(0.4, "area change, %", 100.0);
+        assert_eq!(legend_labels(&signed), ["-40", "0", "+40"]);
+    }
 }

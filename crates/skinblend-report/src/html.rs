@@ -8,6 +8,8 @@
 
 use std::fmt::Write as _;
 
+use crate::folder::GENERATOR_META;
+
 /// One block of a section.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Block {
@@ -21,6 +23,15 @@ pub enum Block {
         headers: Vec<String>,
         /// Rows; each as long as `headers`.
         rows: Vec<Vec<String>>,
+    },
+    /// A link to a file beside the page (a data file), with what it holds.
+    Link {
+        /// Relative path of the file.
+        href: String,
+        /// The link's text.
+        text: String,
+        /// Said after the link.
+        description: String,
     },
     /// An image with its caption.
     Figure {
@@ -102,7 +113,7 @@ impl Page {
         let _ = write!(
             html,
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n{GENERATOR_META}\n\
              <title>{}</title>\n<style>{STYLE}</style>\n<script>{CHECK_SCRIPT}</script>\n</head>\n\
              <body data-check=\"pending\">\n<h1>{}</h1>\n<p>{}</p>\n",
             escape(&self.title),
@@ -161,6 +172,19 @@ fn render_block(html: &mut String, block: &Block) {
                 html.push_str("</tr>\n");
             }
             html.push_str("</table>\n");
+        }
+        Block::Link {
+            href,
+            text,
+            description,
+        } => {
+            let _ = writeln!(
+                html,
+                "<p><a href=\"{}\">{}</a>: {}</p>",
+                escape(href),
+                escape(text),
+                escape(description)
+            );
         }
         Block::Figure { src, alt, caption } => {
             let _ = writeln!(

@@ -14,7 +14,10 @@
 //! # Conventions
 //! glam types; right-handed, +Y up, metres (glTF's). Images are 8-bit sRGB, rows top to bottom.
 //! Every file is written to a temporary name and renamed ([`image::write_atomically`]), so a
-//! failure never leaves a half-written file; `index.html` is written last.
+//! failure never leaves a half-written file; `index.html` is written last. A whole report is
+//! built in a partial folder beside its destination and moved into place when complete
+//! ([`folder::write_folder_atomically`]), so a failure never leaves a half-written report where
+//! a good one was.
 //!
 //! # Panics
 //! No public function panics on data: bad input is a [`ReportError`] naming the place.
@@ -25,6 +28,7 @@ pub mod compare;
 mod error;
 pub mod evidence;
 pub mod figure;
+pub mod folder;
 pub mod font;
 pub mod html;
 pub mod image;

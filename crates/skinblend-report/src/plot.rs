@@ -75,7 +75,7 @@ pub fn draw(plot: &LinePlot) -> Result<RgbImage> {
             what: format!("plot {:?} has no finite point", plot.title),
         });
     }
-    let (mut x0, mut x1, mut y0, mut y1) = points.iter().fold(
+    let (x0, x1, y0, y1) = points.iter().fold(
         (
             f64::INFINITY,
             f64::NEG_INFINITY,
@@ -84,6 +84,7 @@ pub fn draw(plot: &LinePlot) -> Result<RgbImage> {
         ),
         |(a, b, c, d), &(x, y)| (a.min(x), b.max(x), c.min(y), d.max(y)),
     );
+    let (mut y0, mut y1) = (y0, y1);
     if let Some((low, high)) = plot.y_include {
         y0 = y0.min(low);
         y1 = y1.max(high);
@@ -92,15 +93,13 @@ pub fn draw(plot: &LinePlot) -> Result<RgbImage> {
         y0 = y0.min(r);
         y1 = y1.max(r);
     }
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
-    }
-    let pad = ((y1 - y0) * 0.08).max(1e-9);
-    y0 -= pad;
-    y1 += pad;
-    if x1 - x0 <= 0.0 {
-        x0 -= 1.0;
-    }
+    let (x0, x1) = axis_range(x0, x1);
+    let (y0, y1) = axis_range(y0, y1);
+    let pad = (y1 - y0) * 0.08;
+    let (y0, y1) = (y0 - pad, y1 + pad);
+    // Plotters puts at most about ten labels on an axis: a twentieth of the span tells any two
+    // of them apart.
+    let (x_resolution, y_resolution) = ((x1 - x0) / 20.0, (y1 - y0) / 20.0);
     let mut image = RgbImage::new(PLOT_WIDTH, PLOT_HEIGHT, [255, 255, 255])?;
     let draw_error = ReportError::draw(&plot.title);
     let result: std::result::Result<(), Box<dyn std::error::Error>> = (|| {
@@ -119,8 +118,8 @@ pub fn draw(plot: &LinePlot) -> Result<RgbImage> {
             .x_desc(plot.x_label.as_str())
             .y_desc(plot.y_label.as_str())
             .label_style((FAMILY, 14))
-            .x_label_formatter(&|x| format_tick(*x))
-            .y_label_formatter(&|y| format_tick(*y))
+            .x_label_formatter(&|x| tick_label(*x, x_resolution))
+            .y_label_formatter(&|y| tick_label(*y, y_resolution))
             .axis_desc_style((FAMILY, 15))
             .light_line_style(RGBColor(235, 235, 235))
             .bold_line_style(RGBColor(210, 210, 210))
@@ -183,13 +182,151 @@ pub fn draw(plot: &LinePlot) -> Result<RgbImage> {
     Ok(image)
 }
 
-/// A tick label with as few decimals as the value needs (up to three).
-fn format_tick(value: f64) -> String {
-    let text = format!("{value:.3}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
+/// Relative span under which an axis range counts as a single value (a few `f64` ulps).
+const SINGLE_VALUE_SPAN: f64 = 1e-12;
+
+/// The range an axis shows for data from `low` to `high`: the data's own range, or, when it is
+/// a single value (all points equal, span below [`SINGLE_VALUE_SPAN`] of its magnitude), a
+/// range around it that labels can describe: `0..1` for zero, ±10% of the value otherwise.
+#[must_use]
+pub fn axis_range(low: f64, high: f64) -> (f64, f64) {
+    let magnitude = low.abs().max(high.abs());
+    if high - low > SINGLE_VALUE_SPAN * magnitude {
+        return (low, high);
+    }
+    let middle = (low + high) / 2.0;
+    if middle == 0.0 {
+        (0.0, 1.0)
+    } else {
+        let half = middle.abs() * 0.1;
+        (middle - half, middle + half)
+    }
+}
+
+/// A tick label for `value` precise enough that values `resolution` apart read differently
+/// (one digit more than the resolution needs, trailing zeros dropped), in plain decimals while
+/// that takes at most five, in scientific notation (`2.5e-7`) for tinier resolutions or values
+/// of a million or more. Zero is `0`; a `resolution` that is not positive and finite is taken
+/// as the value's own magnitude.
+#[must_use]
+pub fn tick_label(value: f64, resolution: f64) -> String {
+    if value == 0.0 {
+        return "0".to_owned();
+    }
+    if !value.is_finite() {
+        return value.to_string();
+    }
+    let resolution = if resolution.is_finite() && resolution > 0.0 {
+        resolution
+    } else {
+        value.abs()
+    };
+    let decimals = (-resolution.log10()).ceil().max(0.0) as usize + 1;
+    let text = if decimals <= 5 && value.abs() < 1e6 {
+        trim_fraction(&format!("{value:.decimals$}")).to_owned()
+    } else {
+        let digits = ((value.abs() / resolution).log10().ceil().max(0.0) as usize + 1).min(16);
+        let text = format!("{value:.digits$e}");
+        match text.split_once('e') {
+            Some((mantissa, exponent)) => format!("{}e{exponent}", trim_fraction(mantissa)),
+            None => text,
+        }
+    };
     if text == "-0" {
         "0".to_owned()
     } else {
-        text.to_owned()
+        text
+    }
+}
+
+/// `text` without trailing zeros after a decimal point (and without the point if nothing is
+/// left after it).
+fn trim_fraction(text: &str) -> &str {
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `count` evenly spaced ticks over `low..=high`, labelled as [`draw`] labels them.
+    fn labels(low: f64, high: f64, count: usize) -> Vec<String> {
+        let (low, high) = axis_range(low, high);
+        let resolution = (high - low) / 20.0;
+        (0..count)
+            .map(|i| {
+                tick_label(
+                    low + (high - low) * i as f64 / (count - 1) as f64,
+                    resolution,
+                )
+            })
+            .collect()
+    }
+
+    fn assert_distinct_and_faithful(low: f64, high: f64) {
+        let (shown_low, shown_high) = axis_range(low, high);
+        let step = (shown_high - shown_low) / 10.0;
+        let labels = labels(low, high, 11);
+        for (i, label) in labels.iter().enumerate() {
+            let value = shown_low + step * i as f64;
+            let read: f64 = label
+                .parse()
+                .unwrap_or_else(|_| panic!("{label:?} is a number"));
+            // A label may round, but by far less than the distance to the next tick.
+            assert!(
+                (read - value).abs() <= step * 0.05,
+                "{low}..{high}: tick {value} reads {label}"
+            );
+        }
+        let mut unique = labels.clone();
+        unique.dedup();
+        assert_eq!(unique.len(), labels.len(), "{low}..{high}: {labels:?}");
+    }
+
+    #[test]
+    fn ticks_read_differently_on_any_range() {
+        assert_distinct_and_faithful(1e-7, 3e-7);
+        assert_distinct_and_faithful(0.0, 2e-9);
+        assert_distinct_and_faithful(0.0, 0.0);
+        assert_distinct_and_faithful(5.0, 5.0);
+        assert_distinct_and_faithful(-0.25, 0.25);
+        assert_distinct_and_faithful(0.0, 180.0);
+        assert_distinct_and_faithful(1.0, 1.000_001);
+        assert_distinct_and_faithful(2e7, 3e7);
+    }
+
+    #[test]
+    fn tiny_and_round_ticks_read_as_people_write_them() {
+        assert_eq!(tick_label(2e-7, 1e-8), "2e-7");
+        assert_eq!(tick_label(2.5e-7, 1e-8), "2.5e-7");
+        assert_eq!(tick_label(0.25, 0.05), "0.25");
+        assert_eq!(tick_label(90.0, 9.0), "90");
+        assert_eq!(tick_label(-0.0, 1.0), "0");
+        assert_eq!(tick_label(0.3, 0.0), "0.3");
+        assert_eq!(axis_range(0.0, 0.0), (0.0, 1.0));
+        assert_eq!(axis_range(-1.0, 2.0), (-1.0, 2.0));
+    }
+
+    #[test]
+    fn a_flat_series_plots() {
+        let plot = LinePlot {
+            title: "flat".to_owned(),
+            x_label: "x".to_owned(),
+            y_label: "y".to_owned(),
+            series: vec![Series {
+                name: "zero".to_owned(),
+                color: [0, 0, 0],
+                marker: Marker::Circle,
+                points: vec![(0.0, 0.0), (1.0, 0.0)],
+            }],
+            reference_y: None,
+            y_include: Some((0.0, 0.0)),
+            legend_lower_left: false,
+        };
+        draw(&plot).expect("a flat series draws");
     }
 }

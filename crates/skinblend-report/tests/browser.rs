@@ -155,6 +155,51 @@ fn the_evidence_report_loads_in_chromium_with_every_image_and_no_error() {
 }
 
 #[test]
+fn the_compare_report_of_a_sample_model_loads_in_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let models = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models");
+    if !models.is_dir() {
+        assert!(
+            std::env::var("CI").map_or(true, |ci| ci != "true"),
+            "CI=true but the sample models are missing at {}",
+            models.display()
+        );
+        eprintln!("SKIPPED: sample models not found at {}", models.display());
+        return;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser-compare-report");
+    let _ = std::fs::remove_dir_all(&dir);
+    let options = skinblend_report::compare::CompareOptions {
+        frames: 4,
+        picked_frames: 1,
+        ..Default::default()
+    };
+    skinblend_report::compare::write_report(
+        &models.join("SimpleSkin/SimpleSkin.gltf"),
+        &options,
+        &dir,
+        &mut |_| {},
+    )
+    .expect("report");
+    let index = dir.join("index.html");
+    let html = std::fs::read_to_string(&index).expect("index");
+    let dom = run_browser(&browser, &index, &["--dump-dom".to_owned()]);
+    assert_eq!(
+        body_attribute(&dom, "data-check").as_deref(),
+        Some("ok"),
+        "broken images: {:?}; errors: {:?}",
+        body_attribute(&dom, "data-broken-images"),
+        body_attribute(&dom, "data-errors")
+    );
+    assert_eq!(
+        body_attribute(&dom, "data-images"),
+        Some(html.matches("<img ").count().to_string())
+    );
+}
+
+#[test]
 fn the_page_check_reports_a_missing_image() {
     // The check must be able to fail: a page whose image does not exist.
     let Some(browser) = browser_or_skip() else {
