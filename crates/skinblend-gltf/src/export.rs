@@ -178,7 +178,7 @@ fn gltf_bytes(mut document: Value, bin: &[u8]) -> Result<Vec<u8>> {
 /// The posed scene as GLB bytes.
 ///
 /// # Errors
-/// As [`write`].
+/// As [`write()`].
 pub fn to_glb(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<Vec<u8>> {
     let (document, bin) = posed_document(model, pose, posed)?;
     glb_bytes(document, &bin)
@@ -187,7 +187,7 @@ pub fn to_glb(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<Vec<u8>
 /// The posed scene as `.gltf` JSON bytes with an embedded buffer.
 ///
 /// # Errors
-/// As [`write`].
+/// As [`write()`].
 pub fn to_gltf(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<Vec<u8>> {
     let (document, bin) = posed_document(model, pose, posed)?;
     gltf_bytes(document, &bin)
