@@ -30,7 +30,7 @@ fn fnv1a_64(bytes: &[u8]) -> u64 {
 ///
 /// # Errors
 /// [`SkinError::NonFiniteAttribute`] for a center that is neither finite nor
-/// [`NO_ROTATION_CENTER`] (an infinity, or NaN in only some components).
+/// [`NO_ROTATION_CENTER`](super::NO_ROTATION_CENTER) (an infinity, or NaN in only some components).
 pub fn encode_rotation_centers(centers: &[Vec3]) -> Result<Vec<u8>, SkinError> {
     check_rotation_centers(centers, centers.len())?;
     let mut bytes = Vec::with_capacity(HEADER_BYTES + 12 * centers.len() + CHECKSUM_BYTES);
@@ -55,7 +55,7 @@ pub fn encode_rotation_centers(centers: &[Vec3]) -> Result<Vec<u8>, SkinError> {
 /// length does not match the header's vertex count (or there is no whole header),
 /// [`SkinError::CorDataChecksum`] when the checksum does not match, and
 /// [`SkinError::NonFiniteAttribute`] for a stored center that is neither finite nor
-/// [`NO_ROTATION_CENTER`].
+/// [`NO_ROTATION_CENTER`](super::NO_ROTATION_CENTER).
 pub fn decode_rotation_centers(bytes: &[u8]) -> Result<Vec<Vec3>, SkinError> {
     let minimum = HEADER_BYTES + CHECKSUM_BYTES;
     let too_short = || SkinError::CorDataLength {
