@@ -17,6 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use glam::{Mat3, Mat4, Quat, Vec3};
@@ -85,7 +86,9 @@ pub fn write(
     write_atomically(path, &bytes)
 }
 
-/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`.
+/// Writes `bytes` to a temporary file beside `path`, flushes it to disk, then renames it over
+/// `path`: a reader sees the old file or the whole new one, never a part, even after a crash.
+/// The one atomic writer of the workspace (the report and the CLI write through it too).
 ///
 /// # Errors
 /// [`GltfError::Io`] naming the file; the temporary file is removed on failure.
@@ -96,8 +99,14 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         .unwrap_or_else(|| "out".to_owned());
     let temporary: PathBuf =
         path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
-    let result = std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
+    let result = (|| {
+        let mut file = std::fs::File::create(&temporary)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
     result.map_err(|source| {
+        // Best effort: the temporary may not exist if creating it failed.
         let _ = std::fs::remove_file(&temporary);
         GltfError::Io {
             path: path.to_owned(),
