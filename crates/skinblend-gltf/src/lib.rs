@@ -28,6 +28,7 @@ pub mod export;
 pub mod info;
 mod model;
 mod pose;
+mod scene;
 
 pub use container::MAX_FILE_BYTES;
 pub use error::{GltfError, Result};
@@ -39,3 +40,4 @@ pub use pose::{
     method_names, morphed, parse_method, primitive_rotation_centers, sample, Pose, PosedNode,
     PosedPrimitive, PrimitiveCenters,
 };
+pub use scene::{SceneOptions, SceneSkinner};

@@ -4,7 +4,9 @@
 use std::sync::mpsc;
 
 use glam::{Vec3, Vec4};
-use skinblend::{Diagnostics, Method, PreparedPalette, Skinned};
+use skinblend::{
+    Diagnostics, Method, PreparedPalette, SkinBackend, SkinError, SkinInput, SkinOutputs, Skinned,
+};
 
 use crate::device::{ErrorScopes, COR_STORAGE_BINDINGS};
 use crate::mesh::{params_flags, GpuMesh, Params, COUNTER_BYTES, MIN_BUFFER_BYTES};
@@ -128,6 +130,59 @@ impl GpuSkinner {
     /// [`GpuError::NothingSkinned`], [`GpuError::ReadBack`], [`GpuError::DeviceLost`],
     /// [`GpuError::Wgpu`].
     pub fn read_back(&self, mesh: &GpuMesh) -> Result<Skinned, GpuError> {
+        let n = mesh.vertex_count;
+        let mut positions = vec![Vec3::ZERO; n];
+        let mut normals = mesh.layout.normal_offset.map(|_| vec![Vec3::ZERO; n]);
+        let mut tangents = mesh.layout.tangent_offset.map(|_| vec![Vec4::ZERO; n]);
+        let diagnostics = self.read_back_into(
+            mesh,
+            SkinOutputs {
+                positions: &mut positions,
+                normals: normals.as_deref_mut(),
+                tangents: tangents.as_deref_mut(),
+            },
+        )?;
+        Ok(Skinned {
+            positions,
+            normals,
+            tangents,
+            diagnostics,
+        })
+    }
+
+    /// [`GpuSkinner::read_back`] into caller-owned buffers (one element per vertex; `None`
+    /// skips an attribute). Allocates only the two staging buffers.
+    ///
+    /// # Errors
+    /// Those of [`GpuSkinner::read_back`], and `SkinError::AttributeLength` /
+    /// `SkinError::MissingInputAttribute` (as [`GpuError::Skin`]) for an output of the wrong
+    /// length or one the mesh was uploaded without.
+    pub fn read_back_into(
+        &self,
+        mesh: &GpuMesh,
+        outputs: SkinOutputs<'_>,
+    ) -> Result<Diagnostics, GpuError> {
+        let n = mesh.vertex_count;
+        let check = |attribute: &'static str, found: Option<usize>, uploaded: bool| match found {
+            Some(_) if !uploaded => Err(SkinError::MissingInputAttribute { attribute }),
+            Some(found) if found != n => Err(SkinError::AttributeLength {
+                attribute,
+                expected: n,
+                found,
+            }),
+            _ => Ok(()),
+        };
+        check("output positions", Some(outputs.positions.len()), true)?;
+        check(
+            "normals",
+            outputs.normals.as_deref().map(<[Vec3]>::len),
+            mesh.layout.normal_offset.is_some(),
+        )?;
+        check(
+            "tangents",
+            outputs.tangents.as_deref().map(<[Vec4]>::len),
+            mesh.layout.tangent_offset.is_some(),
+        )?;
         self.check("reading back")?;
         let frame = mesh.frame.ok_or(GpuError::NothingSkinned)?;
         let output_bytes = mesh.vertex_count as u64 * mesh.layout.stride_bytes;
@@ -182,38 +237,34 @@ impl GpuSkinner {
                 .map_err(|e| map_error("counters", e))?;
             bytemuck::pod_read_unaligned(&view[..16])
         };
-        let n = mesh.vertex_count;
-        let mut positions = Vec::with_capacity(n);
-        let mut normals = mesh.layout.normal_offset.map(|_| Vec::with_capacity(n));
-        let mut tangents = mesh.layout.tangent_offset.map(|_| Vec::with_capacity(n));
         if n > 0 {
             let view = vertices
                 .get_mapped_range(..)
                 .map_err(|e| map_error("output", e))?;
             let floats: &[f32] = bytemuck::cast_slice(&view[..output_bytes as usize]);
             let stride = (mesh.layout.stride_bytes / 4) as usize;
+            let SkinOutputs {
+                positions,
+                mut normals,
+                mut tangents,
+            } = outputs;
             let normal_at = mesh.layout.normal_offset.map(|o| (o / 4) as usize);
             let tangent_at = mesh.layout.tangent_offset.map(|o| (o / 4) as usize);
-            for vertex in floats.chunks_exact(stride) {
-                positions.push(Vec3::from_slice(&vertex[..3]));
-                if let (Some(out), Some(at)) = (normals.as_mut(), normal_at) {
-                    out.push(Vec3::from_slice(&vertex[at..at + 3]));
+            for (i, vertex) in floats.chunks_exact(stride).enumerate() {
+                positions[i] = Vec3::from_slice(&vertex[..3]);
+                if let (Some(out), Some(at)) = (normals.as_deref_mut(), normal_at) {
+                    out[i] = Vec3::from_slice(&vertex[at..at + 3]);
                 }
-                if let (Some(out), Some(at)) = (tangents.as_mut(), tangent_at) {
-                    out.push(Vec4::from_slice(&vertex[at..at + 4]));
+                if let (Some(out), Some(at)) = (tangents.as_deref_mut(), tangent_at) {
+                    out[i] = Vec4::from_slice(&vertex[at..at + 4]);
                 }
             }
         }
-        Ok(Skinned {
-            positions,
-            normals,
-            tangents,
-            diagnostics: Diagnostics {
-                singular_normal_matrices: counts[0] as usize,
-                non_rigid_joints: frame.non_rigid_joints,
-                sign_flips: counts[1] as usize,
-                unweighted_vertices: counts[2] as usize,
-            },
+        Ok(Diagnostics {
+            singular_normal_matrices: counts[0] as usize,
+            non_rigid_joints: frame.non_rigid_joints,
+            sign_flips: counts[1] as usize,
+            unweighted_vertices: counts[2] as usize,
         })
     }
 
@@ -228,5 +279,30 @@ impl GpuSkinner {
     ) -> Result<Skinned, GpuError> {
         self.skin(mesh, palette)?;
         self.read_back(mesh)
+    }
+}
+
+/// The GPU as a [`SkinBackend`], so scene skinning (skinblend-gltf's `SceneSkinner`) runs here
+/// as on the CPU: a mesh is uploaded once ([`GpuSkinner::upload`]); each frame is one dispatch
+/// ([`GpuSkinner::skin`]) and a readback into the caller's buffers
+/// ([`GpuSkinner::read_back_into`]). The `input` of `skin_mesh` is not read: the GPU skins the
+/// copy it uploaded.
+impl SkinBackend for GpuSkinner {
+    type Mesh = GpuMesh;
+    type Error = GpuError;
+
+    fn load_mesh(&self, input: &SkinInput<'_>) -> Result<GpuMesh, GpuError> {
+        self.upload(input)
+    }
+
+    fn skin_mesh(
+        &self,
+        mesh: &mut GpuMesh,
+        _input: &SkinInput<'_>,
+        palette: &PreparedPalette,
+        outputs: SkinOutputs<'_>,
+    ) -> Result<Diagnostics, GpuError> {
+        self.skin(mesh, palette)?;
+        self.read_back_into(mesh, outputs)
     }
 }
