@@ -37,7 +37,6 @@ pub use model::{
     Sampler, Skin, Trs, MAX_NODE_DEPTH, ROTATION_CENTER_ATTRIBUTE, SUPPORTED_REQUIRED_EXTENSIONS,
 };
 pub use pose::{
-    method_names, morphed, parse_method, primitive_rotation_centers, sample, Pose, PosedNode,
-    PosedPrimitive, PrimitiveCenters,
+    morphed, primitive_rotation_centers, sample, Pose, PosedNode, PosedPrimitive, PrimitiveCenters,
 };
 pub use scene::{SceneOptions, SceneSkinner};

@@ -395,34 +395,3 @@ pub fn morphed(
     }
     (positions, normals, tangents)
 }
-
-/// The method names `--method` accepts: each [`skinblend::Method`]'s [`skinblend::Method::name`].
-#[must_use]
-pub fn method_names() -> Vec<&'static str> {
-    all_methods().iter().map(|m| m.name()).collect()
-}
-
-/// Every method of the core this crate knows of.
-fn all_methods() -> Vec<skinblend::Method> {
-    vec![
-        skinblend::Method::Linear,
-        skinblend::Method::DualQuaternion,
-        skinblend::Method::CenterOfRotation,
-    ]
-}
-
-/// Parses a method by its [`skinblend::Method::name`] (`"linear"`, `"dq"`, `"cor"`).
-///
-/// # Errors
-/// [`GltfError::Request`] listing the names there are.
-pub fn parse_method(name: &str) -> Result<skinblend::Method> {
-    all_methods()
-        .into_iter()
-        .find(|m| m.name() == name)
-        .ok_or_else(|| GltfError::Request {
-            what: format!(
-                "unknown method {name:?} (expected one of {})",
-                method_names().join(", ")
-            ),
-        })
-}
