@@ -21,7 +21,6 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use glam::{Mat3, Mat4, Quat, Vec3};
-use gltf::json::mesh::Mode;
 use serde_json::{json, Value};
 
 use crate::container;
@@ -696,12 +695,7 @@ pub fn to_obj(model: &Model, pose: &Pose, posed: &[PosedNode]) -> String {
                     let _ = writeln!(text, "vn {} {} {}", v.x, v.y, v.z);
                 }
             }
-            let count = positions.len();
-            let index: Vec<u32> = primitive
-                .indices
-                .clone()
-                .unwrap_or_else(|| (0..count as u32).collect());
-            let triangles = triangles(primitive.mode, &index);
+            let triangles = primitive.triangles();
             let has_uv = primitive.texcoords.is_some();
             let has_normal = normals.is_some();
             for tri in triangles {
@@ -725,30 +719,8 @@ pub fn to_obj(model: &Model, pose: &Pose, posed: &[PosedNode]) -> String {
                 }
                 text.push('\n');
             }
-            next_vertex += count;
+            next_vertex += positions.len();
         }
     }
     text
-}
-
-/// Triangles of a primitive's index list, counter-clockwise as stored (strips and fans
-/// converted; points and lines give none). Allocates the result.
-#[must_use]
-pub fn triangles(mode: Mode, index: &[u32]) -> Vec<[u32; 3]> {
-    match mode {
-        Mode::Triangles => index.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect(),
-        Mode::TriangleStrip => (2..index.len())
-            .map(|i| {
-                if i % 2 == 0 {
-                    [index[i - 2], index[i - 1], index[i]]
-                } else {
-                    [index[i - 1], index[i - 2], index[i]]
-                }
-            })
-            .collect(),
-        Mode::TriangleFan => (2..index.len())
-            .map(|i| [index[i - 1], index[i], index[0]])
-            .collect(),
-        _ => Vec::new(),
-    }
 }

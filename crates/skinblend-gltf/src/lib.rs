@@ -29,6 +29,7 @@ pub mod info;
 mod model;
 mod pose;
 mod scene;
+mod topology;
 
 pub use container::MAX_FILE_BYTES;
 pub use error::{GltfError, Result};
@@ -40,3 +41,4 @@ pub use pose::{
     morphed, primitive_rotation_centers, sample, Pose, PosedNode, PosedPrimitive, PrimitiveCenters,
 };
 pub use scene::{SceneOptions, SceneSkinner};
+pub use topology::triangles;

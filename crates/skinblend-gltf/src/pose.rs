@@ -276,11 +276,7 @@ pub fn primitive_rotation_centers(
     options: &CorOptions,
     progress: &mut dyn FnMut(CorProgress),
 ) -> std::result::Result<RotationCenters, skinblend::SkinError> {
-    let index: Vec<u32> = primitive
-        .indices
-        .clone()
-        .unwrap_or_else(|| (0..primitive.positions.len() as u32).collect());
-    let triangles = crate::export::triangles(primitive.mode, &index);
+    let triangles = primitive.triangles();
     skinblend::cor::rotation_centers_with_progress(
         &primitive.positions,
         &triangles,

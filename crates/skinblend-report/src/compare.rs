@@ -364,11 +364,7 @@ fn build_scene(
             if primitive.influences.is_none() {
                 continue;
             }
-            let index: Vec<u32> = primitive
-                .indices
-                .clone()
-                .unwrap_or_else(|| (0..primitive.positions.len() as u32).collect());
-            let triangles = skinblend_gltf::export::triangles(primitive.mode, &index);
+            let triangles = primitive.triangles();
             if triangles.is_empty() {
                 continue;
             }
