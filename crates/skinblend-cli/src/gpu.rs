@@ -8,7 +8,7 @@ use skinblend::evidence::{self, EvidenceRow};
 use skinblend::fixtures;
 use skinblend::glam::Vec4;
 use skinblend::{prepare, skin, Method, SkinInput, SkinOptions, Skinned};
-use skinblend_gltf::{export, parse_method, primitive_rotation_centers, PosedNode, PosedPrimitive};
+use skinblend_gltf::{export, primitive_rotation_centers, PosedNode, PosedPrimitive};
 use skinblend_gpu::GpuSkinner;
 
 /// What the GPU evidence run did besides the rows.
@@ -50,7 +50,7 @@ pub fn evidence_rows() -> Result<GpuEvidence> {
         .with_rotation_centers(&centers)?;
         let mut mesh = gpu.upload(&input)?;
         for &angle_deg in evidence::angles_deg(&fixture) {
-            for method in evidence::METHODS {
+            for method in Method::ALL {
                 if !gpu.supports(method) {
                     rows.push(evidence::measure_with_centers(
                         &fixture, angle_deg, method, &centers,
@@ -114,7 +114,7 @@ pub fn pose(
     method: &str,
     output: &Path,
 ) -> Result<()> {
-    let method = parse_method(method)?;
+    let method: Method = method.parse()?;
     export::Format::from_path(output)?;
     let gpu = open_gpu()?;
     let (model, pose) = crate::pose::load_pose(file, animation, time_s)?;

@@ -82,7 +82,7 @@ enum Command {
         #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
         time: f32,
         /// Skinning method.
-        #[arg(long, default_value = "linear", value_parser = clap::builder::PossibleValuesParser::new(skinblend_gltf::method_names()))]
+        #[arg(long, default_value = "linear", value_parser = clap::builder::PossibleValuesParser::new(skinblend::Method::names()))]
         method: String,
         /// Output file: .glb, .gltf or .obj.
         #[arg(short, long)]
@@ -332,9 +332,9 @@ fn evidence_table(rows: &[EvidenceRow]) -> String {
         "bulge",
         "diag"
     ));
-    let methods = evidence::METHODS.len();
+    let methods = skinblend::Method::ALL.len();
     for group in rows.chunks(methods) {
-        debug_assert!(group.iter().map(|r| r.method).eq(evidence::METHODS));
+        debug_assert!(group.iter().map(|r| r.method).eq(skinblend::Method::ALL));
         let Some(first) = group.first() else { continue };
         let cells = |cell: &dyn Fn(&EvidenceRow) -> String| {
             group.iter().map(cell).collect::<Vec<_>>().join(" | ")

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use skinblend::SkinOptions;
-use skinblend_gltf::{export, parse_method, Model, Pose};
+use skinblend_gltf::{export, Model, Pose};
 
 /// Poses `file` at `time_s` of `animation` (the first animation when `None` and the file has
 /// one; the rest pose when it has none) with `method`, and writes `output`.
@@ -15,7 +15,7 @@ pub fn run(
     method: &str,
     output: &Path,
 ) -> Result<()> {
-    let method = parse_method(method)?;
+    let method: skinblend::Method = method.parse()?;
     export::Format::from_path(output)?;
     let (model, pose) = load_pose(file, animation, time_s)?;
     let options = SkinOptions {

@@ -64,6 +64,15 @@ pub enum GltfError {
         source: skinblend::SkinError,
     },
 
+    /// A skinning backend other than the CPU kernels (a GPU) failed.
+    #[error("{path}: {source}")]
+    Backend {
+        /// JSON path of the primitive being skinned.
+        path: String,
+        /// The backend's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
     /// The requested animation does not exist.
     #[error("no animation {requested:?}: the file has {available}")]
     NoSuchAnimation {

@@ -17,10 +17,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use glam::{Mat3, Mat4, Quat, Vec3};
-use gltf::json::mesh::Mode;
 use serde_json::{json, Value};
 
 use crate::container;
@@ -85,7 +85,9 @@ pub fn write(
     write_atomically(path, &bytes)
 }
 
-/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`.
+/// Writes `bytes` to a temporary file beside `path`, flushes it to disk, then renames it over
+/// `path`: a reader sees the old file or the whole new one, never a part, even after a crash.
+/// The one atomic writer of the workspace (the report and the CLI write through it too).
 ///
 /// # Errors
 /// [`GltfError::Io`] naming the file; the temporary file is removed on failure.
@@ -96,8 +98,14 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         .unwrap_or_else(|| "out".to_owned());
     let temporary: PathBuf =
         path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
-    let result = std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
+    let result = (|| {
+        let mut file = std::fs::File::create(&temporary)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
     result.map_err(|source| {
+        // Best effort: the temporary may not exist if creating it failed.
         let _ = std::fs::remove_file(&temporary);
         GltfError::Io {
             path: path.to_owned(),
@@ -178,7 +186,7 @@ fn gltf_bytes(mut document: Value, bin: &[u8]) -> Result<Vec<u8>> {
 /// The posed scene as GLB bytes.
 ///
 /// # Errors
-/// As [`write`].
+/// As [`write()`].
 pub fn to_glb(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<Vec<u8>> {
     let (document, bin) = posed_document(model, pose, posed)?;
     glb_bytes(document, &bin)
@@ -187,7 +195,7 @@ pub fn to_glb(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<Vec<u8>
 /// The posed scene as `.gltf` JSON bytes with an embedded buffer.
 ///
 /// # Errors
-/// As [`write`].
+/// As [`write()`].
 pub fn to_gltf(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<Vec<u8>> {
     let (document, bin) = posed_document(model, pose, posed)?;
     gltf_bytes(document, &bin)
@@ -687,12 +695,7 @@ pub fn to_obj(model: &Model, pose: &Pose, posed: &[PosedNode]) -> String {
                     let _ = writeln!(text, "vn {} {} {}", v.x, v.y, v.z);
                 }
             }
-            let count = positions.len();
-            let index: Vec<u32> = primitive
-                .indices
-                .clone()
-                .unwrap_or_else(|| (0..count as u32).collect());
-            let triangles = triangles(primitive.mode, &index);
+            let triangles = primitive.triangles();
             let has_uv = primitive.texcoords.is_some();
             let has_normal = normals.is_some();
             for tri in triangles {
@@ -716,30 +719,8 @@ pub fn to_obj(model: &Model, pose: &Pose, posed: &[PosedNode]) -> String {
                 }
                 text.push('\n');
             }
-            next_vertex += count;
+            next_vertex += positions.len();
         }
     }
     text
-}
-
-/// Triangles of a primitive's index list, counter-clockwise as stored (strips and fans
-/// converted; points and lines give none). Allocates the result.
-#[must_use]
-pub fn triangles(mode: Mode, index: &[u32]) -> Vec<[u32; 3]> {
-    match mode {
-        Mode::Triangles => index.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect(),
-        Mode::TriangleStrip => (2..index.len())
-            .map(|i| {
-                if i % 2 == 0 {
-                    [index[i - 2], index[i - 1], index[i]]
-                } else {
-                    [index[i - 1], index[i - 2], index[i]]
-                }
-            })
-            .collect(),
-        Mode::TriangleFan => (2..index.len())
-            .map(|i| [index[i - 1], index[i], index[0]])
-            .collect(),
-        _ => Vec::new(),
-    }
 }

@@ -28,6 +28,8 @@ pub mod export;
 pub mod info;
 mod model;
 mod pose;
+mod scene;
+mod topology;
 
 pub use container::MAX_FILE_BYTES;
 pub use error::{GltfError, Result};
@@ -36,6 +38,7 @@ pub use model::{
     Sampler, Skin, Trs, MAX_NODE_DEPTH, ROTATION_CENTER_ATTRIBUTE, SUPPORTED_REQUIRED_EXTENSIONS,
 };
 pub use pose::{
-    method_names, morphed, parse_method, primitive_rotation_centers, sample, Pose, PosedNode,
-    PosedPrimitive, PrimitiveCenters,
+    morphed, primitive_rotation_centers, sample, Pose, PosedNode, PosedPrimitive, PrimitiveCenters,
 };
+pub use scene::{SceneOptions, SceneSkinner};
+pub use topology::triangles;

@@ -2,7 +2,7 @@
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 use skinblend::cor::{CorOptions, CorProgress, RotationCenters};
-use skinblend::{prepare, skin_into, Diagnostics, SkinInput, SkinOptions, SkinOutputs};
+use skinblend::{Diagnostics, SkinOptions};
 
 use crate::error::{GltfError, Result};
 use crate::model::{ChannelPath, Interp, Model, Primitive, Sampler, Trs};
@@ -242,7 +242,9 @@ impl Model {
         })
     }
 
-    /// Skins every primitive of every skinned node at `pose` with `options`.
+    /// Skins every primitive of every skinned node at `pose` with `options`, once: a
+    /// [`crate::SceneSkinner`] on the CPU, made and dropped. To skin many frames (and compute
+    /// CoR centers once), keep a [`crate::SceneSkinner`] instead.
     ///
     /// Morph targets are applied first (weights from `pose`), then the skin's palette with the
     /// joints' bind origins as DQS residual centers. The skinned node's own transform is
@@ -252,44 +254,13 @@ impl Model {
     /// [`GltfError::Skin`] naming the node and primitive if the core rejects the data (a
     /// degenerate pose, for example).
     pub fn skin_scene(&self, pose: &Pose, options: &SkinOptions) -> Result<Vec<PosedNode>> {
-        let mut palettes: Vec<Option<skinblend::PreparedPalette>> = vec![None; self.skins.len()];
-        let mut posed = Vec::new();
-        for node in self.skinned_nodes() {
-            let (Some(m), Some(s)) = (self.nodes[node].mesh, self.nodes[node].skin) else {
-                continue;
-            };
-            let node_path = format!("nodes[{node}]");
-            if palettes[s].is_none() {
-                let palette = self.palette(pose, s)?;
-                let prepared = prepare(&palette, Some(&self.skins[s].joint_centers), options)
-                    .map_err(|source| GltfError::Skin {
-                        path: format!("{node_path}.skin (skins[{s}])"),
-                        source,
-                    })?;
-                palettes[s] = Some(prepared);
-            }
-            let Some(prepared) = palettes[s].as_ref() else {
-                continue;
-            };
-            let mesh = &self.meshes[m];
-            let mut primitives = Vec::with_capacity(mesh.primitives.len());
-            for (p, primitive) in mesh.primitives.iter().enumerate() {
-                let path = format!("{node_path} -> meshes[{m}].primitives[{p}]");
-                primitives.push(skin_primitive(
-                    primitive,
-                    &pose.weights[node],
-                    prepared,
-                    &path,
-                )?);
-            }
-            posed.push(PosedNode {
-                node,
-                mesh: m,
-                skin: s,
-                primitives,
-            });
-        }
-        Ok(posed)
+        let options = crate::SceneOptions {
+            skin: *options,
+            ..crate::SceneOptions::default()
+        };
+        Ok(crate::SceneSkinner::cpu(self, options)?
+            .skin(pose)?
+            .to_vec())
     }
 }
 
@@ -305,11 +276,7 @@ pub fn primitive_rotation_centers(
     options: &CorOptions,
     progress: &mut dyn FnMut(CorProgress),
 ) -> std::result::Result<RotationCenters, skinblend::SkinError> {
-    let index: Vec<u32> = primitive
-        .indices
-        .clone()
-        .unwrap_or_else(|| (0..primitive.positions.len() as u32).collect());
-    let triangles = crate::export::triangles(primitive.mode, &index);
+    let triangles = primitive.triangles();
     skinblend::cor::rotation_centers_with_progress(
         &primitive.positions,
         &triangles,
@@ -423,97 +390,4 @@ pub fn morphed(
         }
     }
     (positions, normals, tangents)
-}
-
-fn skin_primitive(
-    primitive: &Primitive,
-    weights: &[f32],
-    prepared: &skinblend::PreparedPalette,
-    path: &str,
-) -> Result<PosedPrimitive> {
-    let skin_error = |source| GltfError::Skin {
-        path: path.to_owned(),
-        source,
-    };
-    let Some(influences) = primitive.influences.as_ref() else {
-        return Err(GltfError::invalid(path, "has no JOINTS_0"));
-    };
-    let (positions, normals, tangents) = morphed(primitive, weights);
-    let mut input = SkinInput::new(
-        &positions,
-        normals.as_deref(),
-        tangents.as_deref(),
-        influences,
-    )
-    .map_err(skin_error)?;
-    let computed;
-    if prepared.options().method == skinblend::Method::CenterOfRotation {
-        // The file's (or Model::compute_rotation_centers') centers, else computed now.
-        let centers = match &primitive.rotation_centers {
-            Some(centers) => centers,
-            None => {
-                computed = primitive_rotation_centers(
-                    primitive,
-                    influences,
-                    &CorOptions::default(),
-                    &mut |_| {},
-                )
-                .map_err(skin_error)?
-                .centers;
-                &computed
-            }
-        };
-        input = input.with_rotation_centers(centers).map_err(skin_error)?;
-    }
-    let count = positions.len();
-    let mut out_positions = vec![Vec3::ZERO; count];
-    let mut out_normals = normals.as_ref().map(|_| vec![Vec3::ZERO; count]);
-    let mut out_tangents = tangents.as_ref().map(|_| vec![Vec4::ZERO; count]);
-    let diagnostics = skin_into(
-        &input,
-        prepared,
-        SkinOutputs {
-            positions: &mut out_positions,
-            normals: out_normals.as_deref_mut(),
-            tangents: out_tangents.as_deref_mut(),
-        },
-    )
-    .map_err(skin_error)?;
-    Ok(PosedPrimitive {
-        positions: out_positions,
-        normals: out_normals,
-        tangents: out_tangents,
-        diagnostics,
-    })
-}
-
-/// The method names `--method` accepts: each [`skinblend::Method`]'s [`skinblend::Method::name`].
-#[must_use]
-pub fn method_names() -> Vec<&'static str> {
-    all_methods().iter().map(|m| m.name()).collect()
-}
-
-/// Every method of the core this crate knows of.
-fn all_methods() -> Vec<skinblend::Method> {
-    vec![
-        skinblend::Method::Linear,
-        skinblend::Method::DualQuaternion,
-        skinblend::Method::CenterOfRotation,
-    ]
-}
-
-/// Parses a method by its [`skinblend::Method::name`] (`"linear"`, `"dq"`, `"cor"`).
-///
-/// # Errors
-/// [`GltfError::Request`] listing the names there are.
-pub fn parse_method(name: &str) -> Result<skinblend::Method> {
-    all_methods()
-        .into_iter()
-        .find(|m| m.name() == name)
-        .ok_or_else(|| GltfError::Request {
-            what: format!(
-                "unknown method {name:?} (expected one of {})",
-                method_names().join(", ")
-            ),
-        })
 }

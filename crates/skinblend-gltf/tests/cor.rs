@@ -12,7 +12,7 @@ use glam::Vec3;
 use gltf::json::mesh::Mode;
 use skinblend::cor::{rotation_centers, CorOptions};
 use skinblend::{Method, SkinOptions};
-use skinblend_gltf::{parse_method, Model, PosedNode};
+use skinblend_gltf::{Model, PosedNode};
 
 /// A loose guard against a pathological slowdown, well above the one-second target so that a
 /// debug build on a loaded machine does not fail; the measured times are printed.
@@ -42,7 +42,7 @@ fn positions(nodes: &[PosedNode]) -> Vec<Vec3> {
 
 #[test]
 fn cor_is_a_method_name_of_pose() {
-    assert_eq!(parse_method("cor").unwrap(), Method::CenterOfRotation);
+    assert_eq!("cor".parse::<Method>().unwrap(), Method::CenterOfRotation);
 }
 
 #[test]

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use skinblend::SkinOptions;
-use skinblend_gltf::{export, info, method_names, parse_method, Model};
+use skinblend_gltf::{export, info, Model};
 
 fn seeds_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/load_gltf")
@@ -27,9 +27,9 @@ fn every_load_gltf_seed_loads_skins_exports_and_reloads() {
         let pose = model
             .pose(animation, 0.7)
             .unwrap_or_else(|e| panic!("{name}: pose: {e}"));
-        for method in method_names() {
+        for method in skinblend::Method::ALL {
             let options = SkinOptions {
-                method: parse_method(method).expect("a known method"),
+                method,
                 ..SkinOptions::default()
             };
             let posed = model

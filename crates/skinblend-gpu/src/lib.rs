@@ -64,29 +64,20 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+mod device;
+mod dispatch;
 mod error;
+mod mesh;
 mod palette;
-mod skinner;
 pub mod wgsl;
 
+pub use device::{GpuOptions, GpuSkinner, WORKGROUP_SIZE};
 pub use error::GpuError;
+pub use mesh::{GpuMesh, OutputLayout};
 pub use palette::{
     gpu_rotation_centers, GpuCorJoint, GpuDualQuatJoint, GpuLinearJoint, GpuPalette,
 };
-pub use skinner::{GpuMesh, GpuOptions, GpuSkinner, OutputLayout, WORKGROUP_SIZE};
 pub use wgsl::{cor_skinning_wgsl, dual_quat_skinning_wgsl, linear_skinning_wgsl};
-
-/// Whether this crate has a GPU kernel for `method`: LBS, DQS and CoR all have one. Whether a
-/// given device can run it is [`GpuSkinner::supports`] (CoR needs 9 storage buffers per stage).
-#[must_use]
-pub fn supports(method: skinblend::Method) -> bool {
-    matches!(
-        method,
-        skinblend::Method::Linear
-            | skinblend::Method::DualQuaternion
-            | skinblend::Method::CenterOfRotation
-    )
-}
 
 /// Re-export of the wgpu version in this crate's public API.
 pub use wgpu;

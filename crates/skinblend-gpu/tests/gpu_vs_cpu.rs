@@ -26,12 +26,6 @@ const GPU_VS_CPU: f32 = 1e-5;
 /// [`GPU_VS_CPU`], so round-off cannot pass for it.
 const COR_MOVES_AT_LEAST: f32 = 1e-2;
 
-const METHODS: [Method; 3] = [
-    Method::Linear,
-    Method::DualQuaternion,
-    Method::CenterOfRotation,
-];
-
 /// The skinner, or `None` (with a message) when there is no adapter and the GPU is not required.
 fn gpu(options: GpuOptions) -> Option<GpuSkinner> {
     match GpuSkinner::with_options(options) {
@@ -151,7 +145,7 @@ fn every_fixture_at_every_evidence_angle_matches_the_cpu() {
         .with_rotation_centers(&centers)
         .expect("centers");
         for &angle_deg in evidence::angles_deg(&fixture) {
-            for method in METHODS {
+            for method in Method::ALL {
                 let options = SkinOptions {
                     method,
                     ..SkinOptions::default()
@@ -376,7 +370,7 @@ fn random_rigs_with_1_2_4_8_influences_match_the_cpu() {
             for renormalize in [true, false] {
                 let rig = random_rig(k as u64 * 31 + 7, 3000, k, 24, non_rigid);
                 let input = rig.input(true, true);
-                for method in METHODS {
+                for method in Method::ALL {
                     let options = SkinOptions {
                         method,
                         renormalize,
@@ -408,7 +402,7 @@ fn positions_only_and_normals_only_meshes_match_the_cpu() {
     let rig = random_rig(5, 700, 3, 9, true);
     for (normals, tangents) in [(false, false), (true, false), (false, true)] {
         let input = rig.input(normals, tangents);
-        for method in METHODS {
+        for method in Method::ALL {
             let options = SkinOptions {
                 method,
                 ..SkinOptions::default()
@@ -511,7 +505,7 @@ fn split_dispatches_give_the_unsplit_result() {
     // 1000 vertices with k = 3: chunks of 256, the last partial, odd joint-slot counts.
     let rig = random_rig(3, 1000, 3, 12, true);
     let input = rig.input(true, true);
-    for method in METHODS {
+    for method in Method::ALL {
         let options = SkinOptions {
             method,
             ..SkinOptions::default()
@@ -685,7 +679,7 @@ fn a_device_with_webgpu_default_storage_buffers_skins_lbs_and_dqs_and_refuses_co
     assert!(reference.supports(Method::CenterOfRotation));
     let rig = random_rig(6, 300, 4, 8, true);
     let input = rig.input(true, true);
-    for method in METHODS {
+    for method in Method::ALL {
         let options = SkinOptions {
             method,
             ..SkinOptions::default()
@@ -798,7 +792,7 @@ fn subnormal_weight_sums_leave_a_vertex_unweighted_as_on_the_cpu() {
         ),
         Mat4::from_rotation_translation(Quat::from_rotation_z(1.0), Vec3::Y),
     ];
-    for method in METHODS {
+    for method in Method::ALL {
         let options = SkinOptions {
             method,
             ..SkinOptions::default()

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 use glam::Vec3;
 use skinblend::cor::{self, CorOptions};
-use skinblend::evidence::METHODS;
 use skinblend::metrics;
 use skinblend::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs};
 use skinblend_gltf::{morphed, Model, Pose};
@@ -29,7 +28,7 @@ pub struct CompareOptions {
     /// Frames sampled evenly from the animation's start to its end, both included (at least 1).
     pub frames: usize,
     /// Methods, in column order; the first is the reference for displacements and the first
-    /// two pick the frames. Default: [`METHODS`].
+    /// two pick the frames. Default: [`Method::ALL`].
     pub methods: Vec<Method>,
     /// How many frames to render (those where the first two methods differ most).
     pub picked_frames: usize,
@@ -40,7 +39,7 @@ impl Default for CompareOptions {
         Self {
             animation: None,
             frames: 48,
-            methods: METHODS.to_vec(),
+            methods: Method::ALL.to_vec(),
             picked_frames: 3,
         }
     }
@@ -508,11 +507,7 @@ fn build_scene(
             if primitive.influences.is_none() {
                 continue;
             }
-            let index: Vec<u32> = primitive
-                .indices
-                .clone()
-                .unwrap_or_else(|| (0..primitive.positions.len() as u32).collect());
-            let triangles = skinblend_gltf::export::triangles(primitive.mode, &index);
+            let triangles = primitive.triangles();
             if triangles.is_empty() {
                 continue;
             }

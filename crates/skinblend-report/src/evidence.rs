@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use glam::Vec3;
-use skinblend::evidence::{self, EvidenceRow, METHODS};
+use skinblend::evidence::{self, EvidenceRow};
 use skinblend::fixtures::{self, Fixture};
 use skinblend::{skin, Method, SkinInput, SkinOptions};
 
@@ -275,7 +275,7 @@ fn write_report_into(dir: &Path) -> Result<Vec<PathBuf>> {
         written.push(path);
         Ok(name.to_owned())
     };
-    let labels: Vec<&str> = METHODS.iter().map(|&m| method_label(m)).collect();
+    let labels: Vec<&str> = Method::ALL.iter().map(|&m| method_label(m)).collect();
     let methods_text = labels.join(" | ");
 
     let mut render_blocks = Vec::new();
@@ -285,7 +285,7 @@ fn write_report_into(dir: &Path) -> Result<Vec<PathBuf>> {
             format!("centers of rotation of {}", fixture.name),
         ))?;
         for &angle in figure.angles_deg {
-            let posed = METHODS
+            let posed = Method::ALL
                 .iter()
                 .map(|&m| {
                     Ok((
@@ -385,7 +385,7 @@ fn plots() -> Result<Vec<(&'static str, LinePlot, String)>> {
     let bend_centers = evidence::fixture_rotation_centers(&bend)
         .map_err(ReportError::skin("centers of rotation of bend_fine"))?;
     let curve = |fixture: &Fixture, centers: &[Vec3], value: &dyn Fn(&EvidenceRow) -> f64| {
-        METHODS
+        Method::ALL
             .iter()
             .map(|&method| {
                 let (color, marker) = method_style(method);

@@ -1,6 +1,5 @@
 //! RGB images, PNG encoding and atomic file writes.
 
-use std::io::Write;
 use std::path::Path;
 
 use crate::error::{ReportError, Result};
@@ -144,27 +143,17 @@ impl RgbImage {
     }
 }
 
-/// Writes `bytes` to a temporary file beside `path` and renames it over `path`, so that a
+/// [`skinblend_gltf::export::write_atomically`] (temporary file, flush, rename), so that a
 /// failure never leaves a half-written file in place of a good one.
 ///
 /// # Errors
 /// [`ReportError::Io`] naming the file.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "output".to_owned());
-    let temporary = path.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&temporary)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, path)
-    })();
-    if let Err(source) = result {
-        // Best effort: the temporary may not exist if creating it failed.
-        let _ = std::fs::remove_file(&temporary);
-        return Err(ReportError::io(path, source));
-    }
-    Ok(())
+    skinblend_gltf::export::write_atomically(path, bytes).map_err(|error| match error {
+        skinblend_gltf::GltfError::Io { path, source } => ReportError::io(&path, source),
+        other => ReportError::Gltf {
+            what: format!("writing {}", path.display()),
+            source: other,
+        },
+    })
 }

@@ -2,7 +2,6 @@
 //! identical where they agree.
 
 use glam::Vec3;
-use skinblend::evidence::METHODS;
 use skinblend::fixtures;
 use skinblend::Method;
 use skinblend_report::color::ColorMap;
@@ -118,7 +117,7 @@ fn renders_are_not_empty() {
         fixtures::bend_fine(),
         fixtures::shear_cap(),
     ] {
-        for method in METHODS {
+        for method in skinblend::Method::ALL {
             let image = fixture_render(&fixture, 90.0, method);
             assert!(
                 image.count_not(BACKGROUND) > 1000,
@@ -134,7 +133,7 @@ fn renders_are_not_empty() {
 fn methods_render_identically_in_the_bind_pose() {
     let fixture = fixtures::twist_fine();
     let lbs = fixture_render(&fixture, 0.0, Method::Linear);
-    for method in METHODS {
+    for method in skinblend::Method::ALL {
         let other = fixture_render(&fixture, 0.0, method);
         assert_eq!(lbs.count_differing(&other), Some(EXACT), "{method:?}");
     }
@@ -156,7 +155,7 @@ fn methods_render_differently_where_the_geometry_differs() {
 fn comparison_figures_carry_a_legend_and_one_panel_per_method() {
     let fixture = fixtures::twist_fine();
     let centers = skinblend::evidence::fixture_rotation_centers(&fixture).expect("centers");
-    let posed: Vec<(String, Vec<Vec3>)> = METHODS
+    let posed: Vec<(String, Vec<Vec3>)> = skinblend::Method::ALL
         .iter()
         .map(|&m| {
             (

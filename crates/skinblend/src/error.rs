@@ -9,6 +9,13 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Error)]
 #[non_exhaustive]
 pub enum SkinError {
+    /// A method name that is not one of [`crate::Method::names`].
+    #[error("unknown method {name:?} (expected one of {expected})", expected = crate::Method::names().join(", "))]
+    UnknownMethod {
+        /// The name given.
+        name: String,
+    },
+
     /// `influences_per_vertex` was zero: every vertex needs at least one slot.
     #[error("influences per vertex must be at least 1, got 0")]
     ZeroInfluencesPerVertex,

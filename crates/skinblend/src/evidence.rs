@@ -8,13 +8,6 @@ use crate::fixtures::{self, Fixture, Motion, REST_RADIUS};
 use crate::metrics::{self, RatioStats};
 use crate::{skin, Diagnostics, Method, SkinError, SkinInput, SkinOptions, Skinned};
 
-/// The methods the table compares, in column order.
-pub const METHODS: [Method; 3] = [
-    Method::Linear,
-    Method::DualQuaternion,
-    Method::CenterOfRotation,
-];
-
 /// One fixture at one angle under one method.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvidenceRow {
@@ -58,7 +51,7 @@ pub fn rows() -> Result<Vec<EvidenceRow>, SkinError> {
     for fixture in fixtures::all() {
         let centers = fixture_rotation_centers(&fixture)?;
         for &angle_deg in angles_deg(&fixture) {
-            for method in METHODS {
+            for method in Method::ALL {
                 rows.push(measure_with_centers(&fixture, angle_deg, method, &centers)?);
             }
         }

@@ -43,6 +43,7 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+mod backend;
 pub mod cor;
 mod dual_quat;
 mod error;
@@ -55,6 +56,7 @@ mod palette;
 mod simd;
 mod skin;
 
+pub use backend::{CpuBackend, SkinBackend};
 pub use dual_quat::DualQuat;
 pub use error::SkinError;
 pub use influences::{InfluenceBuildReport, Influences};

@@ -27,7 +27,16 @@ pub enum Method {
 }
 
 impl Method {
-    /// The short name used in the CLI and JSON: `"linear"`, `"dq"` or `"cor"`.
+    /// Every method, in the order tables and reports show them: LBS, DQS, CoR. The one list of
+    /// methods: the CLI, the reports, the GPU and the bindings take theirs from here.
+    pub const ALL: [Method; 3] = [
+        Method::Linear,
+        Method::DualQuaternion,
+        Method::CenterOfRotation,
+    ];
+
+    /// The short name used in the CLI and JSON: `"linear"`, `"dq"` or `"cor"` (what
+    /// [`Method::from_str`](std::str::FromStr) parses and `Display` prints).
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
@@ -35,6 +44,35 @@ impl Method {
             Method::DualQuaternion => "dq",
             Method::CenterOfRotation => "cor",
         }
+    }
+
+    /// The names of [`Method::ALL`], in order.
+    #[must_use]
+    pub fn names() -> [&'static str; 3] {
+        Self::ALL.map(Method::name)
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Method {
+    type Err = SkinError;
+
+    /// Parses a [`Method::name`].
+    ///
+    /// # Errors
+    /// [`SkinError::UnknownMethod`] listing the names there are.
+    fn from_str(name: &str) -> Result<Self, SkinError> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name() == name)
+            .ok_or_else(|| SkinError::UnknownMethod {
+                name: name.to_owned(),
+            })
     }
 }
 

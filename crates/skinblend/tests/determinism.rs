@@ -13,12 +13,6 @@ use skinblend::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs}
 const VERTICES: usize = 20_003;
 const CHILD_ENV: &str = "SKINBLEND_DETERMINISM_CHILD";
 
-const METHODS: [Method; 3] = [
-    Method::Linear,
-    Method::DualQuaternion,
-    Method::CenterOfRotation,
-];
-
 /// Every output bit of one frame (positions, normals, tangents) and the diagnostics.
 fn frame_bits(method: Method, simd: bool, parallel: bool, threads: usize) -> Vec<u32> {
     let mut rng = Rng::new(2026);
@@ -81,7 +75,7 @@ fn frame_bits(method: Method, simd: bool, parallel: bool, threads: usize) -> Vec
 /// FNV-1a over the bits of every method and kernel, serial: one line a child process prints.
 fn fingerprint() -> u64 {
     let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    for method in METHODS {
+    for method in Method::ALL {
         for simd in [false, true] {
             for word in frame_bits(method, simd, false, 1) {
                 for byte in word.to_le_bytes() {
@@ -95,7 +89,7 @@ fn fingerprint() -> u64 {
 
 #[test]
 fn identical_bits_for_every_thread_count_and_repeated_runs() {
-    for method in METHODS {
+    for method in Method::ALL {
         for simd in [false, true] {
             let serial = frame_bits(method, simd, false, 1);
             assert!(serial.len() > VERTICES * 10);

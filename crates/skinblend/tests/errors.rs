@@ -2,8 +2,8 @@
 
 use glam::{Mat4, Vec3, Vec4};
 use skinblend::{
-    metrics, prepare, skin, skin_into, split, DualQuat, Influences, PreparedPalette, SkinError,
-    SkinInput, SkinOptions, SkinOutputs,
+    metrics, prepare, skin, skin_into, split, DualQuat, Influences, Method, PreparedPalette,
+    SkinError, SkinInput, SkinOptions, SkinOutputs,
 };
 
 fn two_vertices() -> Influences {
@@ -348,4 +348,22 @@ fn vertex_index_out_of_range() {
             vertex_count: 2
         }
     );
+}
+
+#[test]
+fn an_unknown_method_name_is_an_error_listing_every_name() {
+    let error = "quaternion".parse::<Method>().unwrap_err();
+    assert_eq!(
+        error,
+        SkinError::UnknownMethod {
+            name: "quaternion".into()
+        }
+    );
+    let message = error.to_string();
+    for name in Method::names() {
+        assert!(message.contains(name), "{message:?} does not list {name}");
+    }
+    for method in Method::ALL {
+        assert_eq!(method.to_string().parse::<Method>(), Ok(method));
+    }
 }

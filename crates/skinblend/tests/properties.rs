@@ -23,12 +23,6 @@ const IDENTITY_REL: f32 = 1e-6;
 /// moves by a few ulps of its largest term. 1e-5 relative, as above.
 const REORDER_REL: f32 = 1e-5;
 
-const METHODS: [Method; 3] = [
-    Method::Linear,
-    Method::DualQuaternion,
-    Method::CenterOfRotation,
-];
-
 /// A mesh with `k` influences per vertex over `joints` joints, and per-vertex centers of
 /// rotation for CoR (arbitrary points: every property here must hold for any center).
 #[derive(Debug, Clone)]
@@ -205,7 +199,7 @@ fn options(method: Method, simd: bool) -> SkinOptions {
 }
 
 fn every_option() -> impl Iterator<Item = SkinOptions> {
-    METHODS
+    Method::ALL
         .into_iter()
         .flat_map(|m| [false, true].map(|simd| options(m, simd)))
 }

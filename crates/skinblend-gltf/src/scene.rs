@@ -1,0 +1,386 @@
+//! The one way to skin a glTF scene, frame after frame, on any backend.
+//!
+//! [`SceneSkinner`] holds, for one model, every skinned primitive's inputs with its centers of
+//! rotation (the file's, else computed once, here), and one prepared palette per skin that each
+//! frame refreshes. The backend ([`skinblend::SkinBackend`]: the CPU kernels, or skinblend-gpu's
+//! `GpuSkinner`) is a parameter, so `skinblend pose` (CPU and `--gpu`), `compare` and
+//! [`Model::skin_scene`] all take this path.
+
+use std::borrow::Cow;
+
+use glam::{Vec3, Vec4};
+use skinblend::cor::{CorOptions, CorProgress};
+use skinblend::{
+    prepare, CpuBackend, Method, PreparedPalette, SkinBackend, SkinError, SkinInput, SkinOptions,
+    SkinOutputs,
+};
+
+use crate::error::{GltfError, Result};
+use crate::model::{Model, Primitive};
+use crate::pose::{morphed, primitive_rotation_centers, Pose, PosedNode, PosedPrimitive};
+
+/// What a [`SceneSkinner`] computes and how.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SceneOptions {
+    /// The method and the core's options for every palette.
+    pub skin: SkinOptions,
+    /// Skin normals where the primitive has them (default `true`).
+    pub normals: bool,
+    /// Skin tangents where the primitive has them (default `true`).
+    pub tangents: bool,
+    /// Options of the centers of rotation computed for a primitive the file carries none for
+    /// (CoR only; default: the paper's).
+    pub centers: CorOptions,
+}
+
+impl Default for SceneOptions {
+    fn default() -> Self {
+        Self {
+            skin: SkinOptions::default(),
+            normals: true,
+            tangents: true,
+            centers: CorOptions::default(),
+        }
+    }
+}
+
+impl SceneOptions {
+    /// The default options with `method`.
+    #[must_use]
+    pub fn with_method(method: Method) -> Self {
+        Self {
+            skin: SkinOptions {
+                method,
+                ..SkinOptions::default()
+            },
+            ..Self::default()
+        }
+    }
+}
+
+/// One skin that a skinned node uses, and its palette prepared for the current frame.
+struct SceneSkin {
+    skin: usize,
+    /// `None` until the first frame.
+    prepared: Option<PreparedPalette>,
+    /// JSON path for errors: the first node that uses it.
+    path: String,
+}
+
+/// One skinned primitive of the scene and what it keeps between frames.
+struct ScenePrimitive<'m, M> {
+    /// Index into [`SceneSkinner::posed`] and into that node's primitives.
+    posed: (usize, usize),
+    node: usize,
+    /// Index into [`SceneSkinner::skins`].
+    skin: usize,
+    primitive: &'m Primitive,
+    influences: &'m skinblend::Influences,
+    /// The file's centers, or centers computed when the skinner was made (CoR only).
+    centers: Option<Cow<'m, [Vec3]>>,
+    /// The backend's copy (reloaded each frame when morph targets change the attributes).
+    loaded: M,
+    path: String,
+}
+
+/// Skins every skinned node of a [`Model`] frame after frame on a backend `B`.
+///
+/// Made once per model and method: it validates every skinned primitive, takes the file's
+/// centers of rotation or computes them once (CoR), and loads each primitive on the backend
+/// (a GPU uploads it). [`SceneSkinner::skin`] then samples nothing itself: give it a [`Pose`]
+/// ([`Model::pose`]) and it refreshes each skin's palette, applies morph targets, and skins every
+/// primitive into buffers it keeps, allocating only for morphed primitives and the palettes'
+/// matrices. Results are in the space of the scene (the skinned node's own transform is ignored,
+/// as the glTF spec says).
+pub struct SceneSkinner<'m, B: SkinBackend> {
+    model: &'m Model,
+    backend: B,
+    options: SceneOptions,
+    /// Every skin of the model that a skinned node uses, once.
+    skins: Vec<SceneSkin>,
+    primitives: Vec<ScenePrimitive<'m, B::Mesh>>,
+    posed: Vec<PosedNode>,
+    centers_computed: usize,
+}
+
+impl<B: SkinBackend> std::fmt::Debug for SceneSkinner<'_, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SceneSkinner")
+            .field("options", &self.options)
+            .field("primitives", &self.primitives.len())
+            .field("centers_computed", &self.centers_computed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'m> SceneSkinner<'m, CpuBackend> {
+    /// A skinner on the CPU kernels (see [`SceneSkinner::with_backend`]).
+    ///
+    /// # Errors
+    /// As [`SceneSkinner::with_backend`].
+    pub fn cpu(model: &'m Model, options: SceneOptions) -> Result<Self> {
+        Self::with_backend(model, CpuBackend, options, &mut |_, _, _| {})
+    }
+}
+
+impl<'m, B: SkinBackend> SceneSkinner<'m, B> {
+    /// Prepares `model` for skinning on `backend` with `options`. For CoR, each primitive the
+    /// file carries no centers for gets them computed now, once, with `progress(done, total,
+    /// stage)` counting those primitives.
+    ///
+    /// # Errors
+    /// [`GltfError::Invalid`] naming the primitive of a skinned node that has no JOINTS_0;
+    /// [`GltfError::Skin`] for the core's errors (the centers' precomputation, the inputs);
+    /// [`GltfError::Backend`] when the backend cannot load a primitive.
+    pub fn with_backend(
+        model: &'m Model,
+        backend: B,
+        options: SceneOptions,
+        progress: &mut dyn FnMut(usize, usize, CorProgress),
+    ) -> Result<Self> {
+        let cor = options.skin.method == Method::CenterOfRotation;
+        let mut skins: Vec<SceneSkin> = Vec::new();
+        let mut posed = Vec::new();
+        let mut work = Vec::new();
+        for node in model.skinned_nodes() {
+            let (Some(m), Some(s)) = (model.nodes[node].mesh, model.nodes[node].skin) else {
+                continue;
+            };
+            let slot = match skins.iter().position(|k| k.skin == s) {
+                Some(slot) => slot,
+                None => {
+                    skins.push(SceneSkin {
+                        skin: s,
+                        prepared: None,
+                        path: format!("nodes[{node}].skin (skins[{s}])"),
+                    });
+                    skins.len() - 1
+                }
+            };
+            let mesh = &model.meshes[m];
+            let mut primitives = Vec::with_capacity(mesh.primitives.len());
+            for (p, primitive) in mesh.primitives.iter().enumerate() {
+                let path = format!("nodes[{node}] -> meshes[{m}].primitives[{p}]");
+                let Some(influences) = primitive.influences.as_ref() else {
+                    return Err(GltfError::invalid(path, "has no JOINTS_0"));
+                };
+                let n = primitive.positions.len();
+                primitives.push(PosedPrimitive {
+                    positions: vec![Vec3::ZERO; n],
+                    normals: primitive
+                        .normals
+                        .as_ref()
+                        .filter(|_| options.normals)
+                        .map(|_| vec![Vec3::ZERO; n]),
+                    tangents: primitive
+                        .tangents
+                        .as_ref()
+                        .filter(|_| options.tangents)
+                        .map(|_| vec![Vec4::ZERO; n]),
+                    diagnostics: skinblend::Diagnostics::default(),
+                });
+                work.push((posed.len(), p, node, slot, primitive, influences, path));
+            }
+            posed.push(PosedNode {
+                node,
+                mesh: m,
+                skin: s,
+                primitives,
+            });
+        }
+        let missing_centers = work
+            .iter()
+            .filter(|w| cor && w.4.rotation_centers.is_none())
+            .count();
+        let mut centers_computed = 0;
+        let mut primitives = Vec::with_capacity(work.len());
+        for (posed_node, p, node, skin, primitive, influences, path) in work {
+            let centers = match (&primitive.rotation_centers, cor) {
+                (_, false) => None,
+                (Some(centers), true) => Some(Cow::Borrowed(centers.as_slice())),
+                (None, true) => {
+                    let done = centers_computed;
+                    let computed = primitive_rotation_centers(
+                        primitive,
+                        influences,
+                        &options.centers,
+                        &mut |stage| progress(done, missing_centers, stage),
+                    )
+                    .map_err(skin_error(&path))?;
+                    centers_computed += 1;
+                    Some(Cow::Owned(computed.centers))
+                }
+            };
+            let input = scene_input(primitive, influences, centers.as_deref(), &options)
+                .map_err(skin_error(&path))?;
+            let loaded = backend.load_mesh(&input).map_err(backend_error(&path))?;
+            primitives.push(ScenePrimitive {
+                posed: (posed_node, p),
+                node,
+                skin,
+                primitive,
+                influences,
+                centers,
+                loaded,
+                path,
+            });
+        }
+        Ok(Self {
+            model,
+            backend,
+            options,
+            skins,
+            primitives,
+            posed,
+            centers_computed,
+        })
+    }
+
+    /// Skins every skinned node at `pose` (from [`Model::pose`] or [`Model::rest_pose`]) and
+    /// returns the results, which stay valid until the next call. Morph targets are applied
+    /// first (weights from `pose`), then each skin's palette, prepared with the joints' bind
+    /// origins as DQS residual centers.
+    ///
+    /// # Errors
+    /// [`GltfError::Skin`] naming the skin or primitive if the core rejects the data (a
+    /// degenerate pose, for example); [`GltfError::Backend`] for the backend's errors.
+    pub fn skin(&mut self, pose: &Pose) -> Result<&[PosedNode]> {
+        for scene_skin in &mut self.skins {
+            let s = scene_skin.skin;
+            let palette = self.model.palette(pose, s)?;
+            let refreshed = match scene_skin.prepared.as_mut() {
+                Some(prepared) => prepared.update(&palette),
+                None => prepare(
+                    &palette,
+                    Some(&self.model.skins[s].joint_centers),
+                    &self.options.skin,
+                )
+                .map(|prepared| scene_skin.prepared = Some(prepared)),
+            };
+            refreshed.map_err(skin_error(&scene_skin.path))?;
+        }
+        for scene_primitive in &mut self.primitives {
+            let primitive = scene_primitive.primitive;
+            let weights = pose
+                .weights
+                .get(scene_primitive.node)
+                .map_or(&[][..], Vec::as_slice);
+            // Any primitive with targets goes through `morphed` (which renormalizes normals and
+            // tangents), whatever the weights, so that a frame at zero weights is skinned as
+            // every other frame of the clip.
+            let morphs = !primitive.targets.is_empty();
+            let (positions, normals, tangents) = if morphs {
+                let (p, n, t) = morphed(primitive, weights);
+                (Cow::Owned(p), n.map(Cow::Owned), t.map(Cow::Owned))
+            } else {
+                (
+                    Cow::Borrowed(primitive.positions.as_slice()),
+                    primitive.normals.as_deref().map(Cow::Borrowed),
+                    primitive.tangents.as_deref().map(Cow::Borrowed),
+                )
+            };
+            let path = &scene_primitive.path;
+            let input = SkinInput::new(
+                &positions,
+                normals.as_deref().filter(|_| self.options.normals),
+                tangents.as_deref().filter(|_| self.options.tangents),
+                scene_primitive.influences,
+            )
+            .and_then(|input| match scene_primitive.centers.as_deref() {
+                Some(centers) => input.with_rotation_centers(centers),
+                None => Ok(input),
+            })
+            .map_err(skin_error(path))?;
+            if morphs {
+                // The attributes may differ from what the backend holds: load them again.
+                scene_primitive.loaded = self
+                    .backend
+                    .load_mesh(&input)
+                    .map_err(backend_error(path))?;
+            }
+            let Some(palette) = self.skins[scene_primitive.skin].prepared.as_ref() else {
+                continue;
+            };
+            let (node, p) = scene_primitive.posed;
+            let out = &mut self.posed[node].primitives[p];
+            out.diagnostics = self
+                .backend
+                .skin_mesh(
+                    &mut scene_primitive.loaded,
+                    &input,
+                    palette,
+                    SkinOutputs {
+                        positions: &mut out.positions,
+                        normals: out.normals.as_deref_mut(),
+                        tangents: out.tangents.as_deref_mut(),
+                    },
+                )
+                .map_err(backend_error(path))?;
+        }
+        Ok(&self.posed)
+    }
+
+    /// How many primitives' centers of rotation this skinner computed (the others came from
+    /// the file, or the method is not CoR): at most once per primitive, whatever the frames.
+    #[must_use]
+    pub fn centers_computed(&self) -> usize {
+        self.centers_computed
+    }
+
+    /// The backend (for example to read a GPU's adapter name).
+    #[must_use]
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    /// The options it was made with.
+    #[must_use]
+    pub fn options(&self) -> &SceneOptions {
+        &self.options
+    }
+}
+
+/// The bind-pose input of a primitive as `options` asks (normals and tangents where wanted).
+fn scene_input<'a>(
+    primitive: &'a Primitive,
+    influences: &'a skinblend::Influences,
+    centers: Option<&'a [Vec3]>,
+    options: &SceneOptions,
+) -> std::result::Result<SkinInput<'a>, SkinError> {
+    let input = SkinInput::new(
+        &primitive.positions,
+        primitive.normals.as_deref().filter(|_| options.normals),
+        primitive.tangents.as_deref().filter(|_| options.tangents),
+        influences,
+    )?;
+    match centers {
+        Some(centers) => input.with_rotation_centers(centers),
+        None => Ok(input),
+    }
+}
+
+fn skin_error(path: &str) -> impl Fn(SkinError) -> GltfError + '_ {
+    move |source| GltfError::Skin {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// A backend's error as [`GltfError::Skin`] when it is the core's, else [`GltfError::Backend`].
+fn backend_error<E: std::error::Error + Send + Sync + 'static>(
+    path: &str,
+) -> impl Fn(E) -> GltfError + '_ {
+    move |error| {
+        let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(error);
+        match boxed.downcast::<SkinError>() {
+            Ok(source) => GltfError::Skin {
+                path: path.to_owned(),
+                source: *source,
+            },
+            Err(source) => GltfError::Backend {
+                path: path.to_owned(),
+                source,
+            },
+        }
+    }
+}
