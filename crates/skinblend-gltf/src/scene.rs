@@ -199,16 +199,26 @@ impl<'m, B: SkinBackend> SceneSkinner<'m, B> {
                 (_, false) => None,
                 (Some(centers), true) => Some(Cow::Borrowed(centers.as_slice())),
                 (None, true) => {
-                    let done = centers_computed;
-                    let computed = primitive_rotation_centers(
-                        primitive,
-                        influences,
-                        &options.centers,
-                        &mut |stage| progress(done, missing_centers, stage),
-                    )
-                    .map_err(skin_error(&path))?;
-                    centers_computed += 1;
-                    Some(Cow::Owned(computed.centers))
+                    match primitives
+                        .iter()
+                        .find(|done: &&ScenePrimitive<'m, B::Mesh>| {
+                            std::ptr::eq(done.primitive, primitive)
+                        }) {
+                        // A mesh shown by two nodes: its primitive's centers are already computed.
+                        Some(done) => done.centers.clone(),
+                        None => {
+                            let done = centers_computed;
+                            let computed = primitive_rotation_centers(
+                                primitive,
+                                influences,
+                                &options.centers,
+                                &mut |stage| progress(done, missing_centers, stage),
+                            )
+                            .map_err(skin_error(&path))?;
+                            centers_computed += 1;
+                            Some(Cow::Owned(computed.centers))
+                        }
+                    }
                 }
             };
             let input = scene_input(primitive, influences, centers.as_deref(), &options)
@@ -321,7 +331,8 @@ impl<'m, B: SkinBackend> SceneSkinner<'m, B> {
     }
 
     /// How many primitives' centers of rotation this skinner computed (the others came from
-    /// the file, or the method is not CoR): at most once per primitive, whatever the frames.
+    /// the file, or the method is not CoR): once per primitive of the model, whatever the
+    /// frames and however many nodes show its mesh.
     #[must_use]
     pub fn centers_computed(&self) -> usize {
         self.centers_computed

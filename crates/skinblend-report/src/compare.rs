@@ -7,10 +7,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use glam::Vec3;
-use skinblend::cor::{self, CorOptions};
 use skinblend::metrics;
-use skinblend::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs};
-use skinblend_gltf::{morphed, Model, Pose};
+use skinblend::{CpuBackend, Method};
+use skinblend_gltf::{Model, SceneOptions, SceneSkinner};
 
 use crate::error::{ReportError, Result};
 use crate::evidence::{compare_figure_framed, method_label, method_style, Coloring};
@@ -135,16 +134,16 @@ pub struct CompareSummary {
     pub closed: bool,
     /// Whether every pair of methods agreed within [`AGREEMENT_SHARE`] at every frame.
     pub methods_agree: bool,
+    /// Primitives whose centers of rotation were computed for CoR (once each, however many
+    /// frames; 0 when the file carries them or CoR is not compared).
+    pub rotation_centers_computed: usize,
 }
 
 /// One skinned primitive of the scene and where its vertices start in the joined mesh.
 struct Part {
-    node: usize,
-    mesh: usize,
-    primitive: usize,
-    skin: usize,
+    /// Where the scene skinner's results hold it: (posed node, primitive of that node).
+    posed: (usize, usize),
     offset: usize,
-    rotation_centers: Option<Vec<Vec3>>,
 }
 
 /// Every skinned primitive with triangles, joined into one mesh.
@@ -214,7 +213,7 @@ pub fn write_model_report(
     };
     let clip = &model.animations[animation];
     let animation_name = clip.name.clone().unwrap_or_else(|| format!("#{animation}"));
-    let scene = build_scene(model, &options.methods, shown, progress)?;
+    let (scene, mut skinners) = build_scene(model, &options.methods, shown, progress)?;
     if scene.triangles.is_empty() {
         return Err(request(format!(
             "{shown} has no skinned triangles to compare"
@@ -234,7 +233,7 @@ pub fn write_model_report(
         .collect();
     let mut frames = Vec::with_capacity(times_s.len());
     for (frame, &time_s) in times_s.iter().enumerate() {
-        let posed = skin_frame(model, &scene, animation, time_s, &options.methods, shown)?;
+        let posed = skin_frame(model, &scene, &mut skinners, animation, time_s, shown)?;
         frames.push(measure_frame(&scene, frame, time_s, &posed, &pairs, shown)?);
         progress(Progress {
             stage: Stage::Skinning,
@@ -257,9 +256,9 @@ pub fn write_model_report(
         let posed = skin_frame(
             model,
             &scene,
+            &mut skinners,
             animation,
             times_s[frame],
-            &options.methods,
             shown,
         )?;
         posed_frames.insert(frame, posed.clone());
@@ -458,6 +457,7 @@ pub fn write_model_report(
         triangle_count: scene.triangles.len(),
         closed,
         methods_agree,
+        rotation_centers_computed: skinners.iter().map(SceneSkinner::centers_computed).sum(),
     })
 }
 
@@ -484,29 +484,49 @@ fn file_name(file: &Path) -> String {
     )
 }
 
-fn build_scene(
-    model: &Model,
+/// One scene skinner per method (positions only; for CoR the file's centers, else computed
+/// once here, with progress), and the skinned primitives that have triangles joined into one
+/// mesh.
+fn build_scene<'m>(
+    model: &'m Model,
     methods: &[Method],
     shown: &str,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Scene> {
+) -> Result<(Scene, Vec<SceneSkinner<'m, CpuBackend>>)> {
+    let gltf_error = |what: String| move |source| ReportError::Gltf { what, source };
+    let mut skinners = Vec::with_capacity(methods.len());
+    for &method in methods {
+        let options = SceneOptions {
+            normals: false,
+            tangents: false,
+            ..SceneOptions::with_method(method)
+        };
+        let skinner =
+            SceneSkinner::with_backend(model, CpuBackend, options, &mut |done, total, _| {
+                progress(Progress {
+                    stage: Stage::CentersOfRotation,
+                    done,
+                    total,
+                });
+            })
+            .map_err(gltf_error(format!("{shown}: {method}")))?;
+        skinners.push(skinner);
+    }
     let mut scene = Scene {
         parts: Vec::new(),
         rest: Vec::new(),
         triangles: Vec::new(),
     };
-    let mut pending = Vec::new();
-    for node in model.skinned_nodes() {
-        let (Some(mesh), Some(skin)) = (model.nodes[node].mesh, model.nodes[node].skin) else {
-            continue;
-        };
-        let Some(mesh_data) = model.meshes.get(mesh) else {
-            continue;
-        };
-        for (p, primitive) in mesh_data.primitives.iter().enumerate() {
-            if primitive.influences.is_none() {
-                continue;
-            }
+    let Some(first) = skinners.first_mut() else {
+        return Ok((scene, skinners));
+    };
+    // The layout of the results (nodes and primitives), from the rest pose.
+    let layout = first
+        .skin(&model.rest_pose())
+        .map_err(gltf_error(format!("{shown}: rest pose")))?;
+    for (n, posed) in layout.iter().enumerate() {
+        for p in 0..posed.primitives.len() {
+            let primitive = &model.meshes[posed.mesh].primitives[p];
             let triangles = primitive.triangles();
             if triangles.is_empty() {
                 continue;
@@ -517,123 +537,41 @@ fn build_scene(
                 .triangles
                 .extend(triangles.iter().map(|t| t.map(|v| v + base)));
             scene.rest.extend_from_slice(&primitive.positions);
-            pending.push(triangles);
             scene.parts.push(Part {
-                node,
-                mesh,
-                primitive: p,
-                skin,
+                posed: (n, p),
                 offset,
-                rotation_centers: None,
             });
         }
     }
-    if methods.contains(&Method::CenterOfRotation) {
-        let total = scene.parts.len();
-        for (done, (part, triangles)) in scene.parts.iter_mut().zip(&pending).enumerate() {
-            let primitive = &model.meshes[part.mesh].primitives[part.primitive];
-            if let Some(centers) = &primitive.rotation_centers {
-                // Precomputed and carried by the file (`skinblend centers`).
-                part.rotation_centers = Some(centers.clone());
-            } else if let Some(influences) = primitive.influences.as_ref() {
-                let centers = cor::rotation_centers(
-                    &primitive.positions,
-                    triangles,
-                    influences,
-                    &CorOptions::default(),
-                )
-                .map_err(ReportError::skin(format!(
-                    "{shown}: centers of rotation of meshes[{}].primitives[{}]",
-                    part.mesh, part.primitive
-                )))?;
-                part.rotation_centers = Some(centers.centers);
-            }
-            progress(Progress {
-                stage: Stage::CentersOfRotation,
-                done: done + 1,
-                total,
-            });
-        }
-    }
-    Ok(scene)
+    Ok((scene, skinners))
 }
 
-/// The joined positions of every part at `time_s`, one vector per method.
+/// The joined positions of every part at `time_s`, one vector per method (per skinner).
 fn skin_frame(
     model: &Model,
     scene: &Scene,
+    skinners: &mut [SceneSkinner<'_, CpuBackend>],
     animation: usize,
     time_s: f32,
-    methods: &[Method],
     shown: &str,
 ) -> Result<Vec<Vec<Vec3>>> {
-    let pose: Pose = model
+    let pose = model
         .pose(Some(animation), time_s)
         .map_err(|source| ReportError::Gltf {
             what: format!("{shown}: pose at {time_s} s"),
             source,
         })?;
-    let mut palettes: HashMap<usize, Vec<glam::Mat4>> = HashMap::new();
-    let mut results = Vec::with_capacity(methods.len());
-    for &method in methods {
-        let options = SkinOptions {
-            method,
-            ..SkinOptions::default()
-        };
+    let mut results = Vec::with_capacity(skinners.len());
+    for skinner in skinners {
+        let method = skinner.options().skin.method;
+        let posed = skinner.skin(&pose).map_err(|source| ReportError::Gltf {
+            what: format!("{shown}: at {time_s} s with {method}"),
+            source,
+        })?;
         let mut out = vec![Vec3::ZERO; scene.rest.len()];
-        let mut prepared_by_skin = HashMap::new();
         for part in &scene.parts {
-            let what = || {
-                format!(
-                    "{shown}: nodes[{}] -> meshes[{}].primitives[{}] at {time_s} s with {}",
-                    part.node,
-                    part.mesh,
-                    part.primitive,
-                    method.name()
-                )
-            };
-            let prepared = match prepared_by_skin.entry(part.skin) {
-                std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
-                std::collections::hash_map::Entry::Vacant(entry) => {
-                    let palette = match palettes.entry(part.skin) {
-                        std::collections::hash_map::Entry::Occupied(p) => p.into_mut(),
-                        std::collections::hash_map::Entry::Vacant(p) => {
-                            p.insert(model.palette(&pose, part.skin).map_err(|source| {
-                                ReportError::Gltf {
-                                    what: what(),
-                                    source,
-                                }
-                            })?)
-                        }
-                    };
-                    let centers = &model.skins[part.skin].joint_centers;
-                    entry.insert(
-                        prepare(palette, Some(centers), &options)
-                            .map_err(ReportError::skin(what()))?,
-                    )
-                }
-            };
-            let primitive = &model.meshes[part.mesh].primitives[part.primitive];
-            let Some(influences) = primitive.influences.as_ref() else {
-                continue;
-            };
-            let (positions, _, _) = morphed(primitive, &pose.weights[part.node]);
-            let mut input = SkinInput::new(&positions, None, None, influences)
-                .map_err(ReportError::skin(what()))?;
-            if method == Method::CenterOfRotation {
-                if let Some(centers) = part.rotation_centers.as_deref() {
-                    input = input
-                        .with_rotation_centers(centers)
-                        .map_err(ReportError::skin(what()))?;
-                }
-            }
-            let end = part.offset + positions.len();
-            skin_into(
-                &input,
-                prepared,
-                SkinOutputs::positions(&mut out[part.offset..end]),
-            )
-            .map_err(ReportError::skin(what()))?;
+            let positions = &posed[part.posed.0].primitives[part.posed.1].positions;
+            out[part.offset..part.offset + positions.len()].copy_from_slice(positions);
         }
         results.push(out);
     }

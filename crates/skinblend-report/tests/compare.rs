@@ -352,3 +352,31 @@ fn a_looping_clip_shows_its_end_pose_once() {
     assert_eq!(ends, 1, "one of the loop's ends: {:?}", summary.picked);
     assert_eq!(summary.picked.len(), 4, "{:?}", summary.picked);
 }
+
+#[test]
+fn a_cor_compare_over_48_frames_computes_centers_once_per_primitive() {
+    let Some(models) = models_dir() else { return };
+    let dir = fresh_dir("compare-centers-once").join("report");
+    let file = models.join("CesiumMan/CesiumMan.glb");
+    let model = skinblend_gltf::Model::open(&file).expect("model");
+    let mut primitives: Vec<(usize, usize)> = model
+        .skinned_nodes()
+        .iter()
+        .filter_map(|&n| model.nodes[n].mesh)
+        .flat_map(|m| (0..model.meshes[m].primitives.len()).map(move |p| (m, p)))
+        .collect();
+    primitives.sort_unstable();
+    primitives.dedup();
+    let options = CompareOptions {
+        frames: 48,
+        picked_frames: 1,
+        ..CompareOptions::default()
+    };
+    let summary = write_report(&file, &options, &dir, &mut |_| {}).expect("report");
+    assert_eq!(summary.frames.len(), 48);
+    assert_eq!(
+        summary.rotation_centers_computed,
+        primitives.len(),
+        "centers of rotation computed more than once per primitive over 48 frames"
+    );
+}
