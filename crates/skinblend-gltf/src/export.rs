@@ -461,7 +461,7 @@ fn posed_document(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<(Va
         }
         let trs = pose.trs[joint];
         let node = &mut document["nodes"][joint];
-        if node.get("matrix").is_none() || pose.local[joint] != rest.local[joint] {
+        if node.get("matrix").is_none() || pose.parent_from_node[joint] != rest.parent_from_node[joint] {
             set_trs(node, trs.scale, trs.rotation, trs.translation);
         }
     }
@@ -665,7 +665,7 @@ pub fn to_obj(model: &Model, pose: &Pose, posed: &[PosedNode]) -> String {
                     (r.positions.clone(), r.normals.clone())
                 }
                 None => {
-                    let world = pose.world[n];
+                    let world = pose.world_from_node[n];
                     let normal_matrix = Mat3::from_mat4(world).inverse().transpose();
                     let (positions, normals, _) = morphed(primitive, &pose.weights[n]);
                     (

@@ -10,15 +10,16 @@ use crate::model::{ChannelPath, Interp, Model, Primitive, Sampler, Trs};
 /// Every node's local transform and morph weights at one instant, with world matrices.
 #[derive(Debug, Clone)]
 pub struct Pose {
-    /// Local transform per node: the file's `matrix` when it is not animated, else `T · R · S`.
-    pub local: Vec<Mat4>,
+    /// `parent_from_node` per node (its local transform): the file's `matrix` when it is not
+    /// animated, else `T · R · S`.
+    pub parent_from_node: Vec<Mat4>,
     /// Local TRS per node (sampled where animated).
     pub trs: Vec<Trs>,
     /// Morph weights per node: the animation's, else the node's, else the mesh's defaults
     /// (empty for nodes without morph targets).
     pub weights: Vec<Vec<f32>>,
-    /// `world_from_local` per node, one forward pass in parent-first order.
-    pub world: Vec<Mat4>,
+    /// `world_from_node` per node, one forward pass in parent-first order.
+    pub world_from_node: Vec<Mat4>,
 }
 
 /// One skinned primitive at a pose, in the space of the scene.
@@ -120,7 +121,7 @@ impl Model {
     /// The no-animation state: every node's own transform and morph weights.
     #[must_use]
     pub fn rest_pose(&self) -> Pose {
-        let local: Vec<Mat4> = self
+        let parent_from_node: Vec<Mat4> = self
             .nodes
             .iter()
             .map(|n| n.matrix.unwrap_or_else(|| n.trs.matrix()))
@@ -139,8 +140,8 @@ impl Model {
             })
             .collect();
         let mut pose = Pose {
-            world: vec![Mat4::IDENTITY; local.len()],
-            local,
+            world_from_node: vec![Mat4::IDENTITY; parent_from_node.len()],
+            parent_from_node,
             trs,
             weights,
         };
@@ -192,19 +193,19 @@ impl Model {
         }
         for (node, &is_animated) in animated.iter().enumerate() {
             if is_animated {
-                pose.local[node] = pose.trs[node].matrix();
+                pose.parent_from_node[node] = pose.trs[node].matrix();
             }
         }
         self.update_world(&mut pose);
         Ok(pose)
     }
 
-    /// Recomputes `pose.world` from `pose.local` (one pass, parents first).
+    /// Recomputes `pose.world_from_node` from `pose.parent_from_node` (one pass, parents first).
     pub fn update_world(&self, pose: &mut Pose) {
         for &node in &self.order {
-            pose.world[node] = match self.nodes[node].parent {
-                Some(parent) => pose.world[parent] * pose.local[node],
-                None => pose.local[node],
+            pose.world_from_node[node] = match self.nodes[node].parent {
+                Some(parent) => pose.world_from_node[parent] * pose.parent_from_node[node],
+                None => pose.parent_from_node[node],
             };
         }
     }
@@ -222,7 +223,7 @@ impl Model {
             .joints
             .iter()
             .zip(&skin_data.joint_from_bind)
-            .map(|(&joint, joint_from_bind)| pose.world[joint] * *joint_from_bind)
+            .map(|(&joint, joint_from_bind)| pose.world_from_node[joint] * *joint_from_bind)
             .collect())
     }
 
