@@ -461,7 +461,9 @@ fn posed_document(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<(Va
         }
         let trs = pose.trs[joint];
         let node = &mut document["nodes"][joint];
-        if node.get("matrix").is_none() || pose.parent_from_node[joint] != rest.parent_from_node[joint] {
+        if node.get("matrix").is_none()
+            || pose.parent_from_node[joint] != rest.parent_from_node[joint]
+        {
             set_trs(node, trs.scale, trs.rotation, trs.translation);
         }
     }

@@ -129,7 +129,10 @@ fn rigged_simple_ignores_the_skinned_nodes_own_transform() {
     let model = Model::open(dir.join("RiggedSimple/RiggedSimple.glb")).unwrap();
     let node = model.skinned_nodes()[0];
     // The file gives the skinned node a transform of its own (the point of this sample).
-    assert_ne!(model.rest_pose().world_from_node[node], glam::Mat4::IDENTITY);
+    assert_ne!(
+        model.rest_pose().world_from_node[node],
+        glam::Mat4::IDENTITY
+    );
     // The reference ignores it by construction; so must we: same result whatever it is.
     let mut moved = model.clone();
     moved.nodes[node].matrix = Some(glam::Mat4::from_translation(Vec3::new(100.0, -50.0, 3.0)));

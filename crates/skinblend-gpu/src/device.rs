@@ -262,7 +262,7 @@ impl GpuSkinner {
         &self.adapter_info
     }
 
-    /// The device (to bind [`GpuMesh::output_buffer`] in your own pipelines).
+    /// The device (to bind [`crate::GpuMesh::output_buffer`] in your own pipelines).
     #[must_use]
     pub fn device(&self) -> &wgpu::Device {
         &self.device

@@ -105,14 +105,14 @@ impl GpuMesh {
     }
 
     /// Whether the mesh was uploaded with centers of rotation (needed by
-    /// [`Method::CenterOfRotation`]).
+    /// [`skinblend::Method::CenterOfRotation`]).
     #[must_use]
     pub fn has_rotation_centers(&self) -> bool {
         self.has_rotation_centers
     }
 
     /// Number of dispatches one frame takes (1 unless the mesh exceeds a device limit or
-    /// [`GpuOptions::max_vertices_per_dispatch`]).
+    /// [`crate::GpuOptions::max_vertices_per_dispatch`]).
     #[must_use]
     pub fn dispatch_count(&self) -> usize {
         self.chunks.len()

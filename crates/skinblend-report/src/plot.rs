@@ -186,7 +186,7 @@ pub fn draw(plot: &LinePlot) -> Result<RgbImage> {
 const SINGLE_VALUE_SPAN: f64 = 1e-12;
 
 /// The range an axis shows for data from `low` to `high`: the data's own range, or, when it is
-/// a single value (all points equal, span below [`SINGLE_VALUE_SPAN`] of its magnitude), a
+/// a single value (all points equal, span below `SINGLE_VALUE_SPAN` (1e-12) of its magnitude), a
 /// range around it that labels can describe: `0..1` for zero, ±10% of the value otherwise.
 #[must_use]
 pub fn axis_range(low: f64, high: f64) -> (f64, f64) {
