@@ -1,14 +1,12 @@
 //! `--gpu` for `evidence` and `pose`: the same work with the skinning done by `skinblend-gpu`.
 
-use std::path::Path;
-
 use anyhow::{Context, Result};
 use skinblend::cor::CorOptions;
 use skinblend::evidence::{self, EvidenceRow};
 use skinblend::fixtures;
 use skinblend::glam::Vec4;
 use skinblend::{prepare, skin, Method, SkinInput, SkinOptions, Skinned};
-use skinblend_gltf::{export, parse_method, primitive_rotation_centers, PosedNode, PosedPrimitive};
+use skinblend_gltf::{primitive_rotation_centers, Model, Pose, PosedNode, PosedPrimitive};
 use skinblend_gpu::GpuSkinner;
 
 /// What the GPU evidence run did besides the rows.
@@ -25,7 +23,8 @@ pub struct GpuEvidence {
     pub max_relative_difference: f32,
 }
 
-fn open_gpu() -> Result<GpuSkinner> {
+/// The GPU, or an error saying `--gpu` needs one.
+pub fn open_gpu() -> Result<GpuSkinner> {
     GpuSkinner::new().context("--gpu needs a GPU adapter")
 }
 
@@ -105,30 +104,24 @@ fn max_relative_difference(gpu: &Skinned, cpu: &Skinned) -> f32 {
     worst
 }
 
-/// `skinblend pose ... --gpu`: as `pose::run`, with every skinned primitive skinned on the GPU
-/// (for CoR with the file's centers of rotation, else centers computed now, as on the CPU).
-pub fn pose(
-    file: &Path,
-    animation: Option<&str>,
-    time_s: f32,
-    method: &str,
-    output: &Path,
-) -> Result<()> {
-    let method = parse_method(method)?;
-    export::Format::from_path(output)?;
-    let gpu = open_gpu()?;
-    let (model, pose) = crate::pose::load_pose(file, animation, time_s)?;
-    let options = SkinOptions {
-        method,
-        ..SkinOptions::default()
-    };
+/// `skinblend pose ... --gpu`: as `Model::skin_scene`, with every skinned primitive skinned on
+/// the GPU (for CoR with the file's centers of rotation, else centers computed now, as on the
+/// CPU).
+pub fn skin_scene(
+    gpu: &GpuSkinner,
+    model: &Model,
+    pose: &Pose,
+    options: &SkinOptions,
+) -> Result<Vec<PosedNode>> {
+    let options = *options;
+    let method = options.method;
     let mut posed = Vec::new();
     for node in model.skinned_nodes() {
         let (Some(m), Some(s)) = (model.nodes[node].mesh, model.nodes[node].skin) else {
             continue;
         };
         let path = format!("nodes[{node}]");
-        let palette = model.palette(&pose, s).with_context(|| path.clone())?;
+        let palette = model.palette(pose, s).with_context(|| path.clone())?;
         let prepared = prepare(&palette, Some(&model.skins[s].joint_centers), &options)
             .with_context(|| format!("{path}.skin (skins[{s}])"))?;
         let mesh = &model.meshes[m];
@@ -187,6 +180,5 @@ pub fn pose(
             primitives,
         });
     }
-    export::write(&model, &pose, &posed, output)?;
-    Ok(())
+    Ok(posed)
 }
