@@ -461,3 +461,77 @@ fn every_command_that_writes_refuses_to_write_over_its_input() {
     assert!(run.status.success(), "{}", stderr(&run));
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+/// The rigs as written, and their rest pose, frames and centers, pass the Khronos
+/// glTF-Validator (tools/validate-gltf.mjs) with no error and no warning; under CI=true the
+/// validator must be installed (`.ci/run` does it).
+#[test]
+fn rigs_and_their_poses_pass_the_khronos_validator() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let script = root.join("tools/validate-gltf.mjs");
+    let installed = root.join("tools/node_modules/gltf-validator").is_dir();
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !(installed && node) {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CI=true but the validator is not installed (npm ci --prefix tools)"
+        );
+        eprintln!(
+            "skipping: node or tools/node_modules/gltf-validator missing (run npm ci --prefix tools)"
+        );
+        return;
+    }
+    let out = temp_dir("validate");
+    rigs(&out);
+    let posed = out.join("posed");
+    std::fs::create_dir_all(&posed).unwrap();
+    for name in ["twist_coarse", "shear_cap"] {
+        let rig = out.join(format!("{name}.glb"));
+        let rest = posed.join(format!("{name}-rest.glb"));
+        let frames = posed.join(format!("{name}-{{frame}}.gltf"));
+        for args in [
+            vec!["pose", s(&rig), "--rest", "-o", s(&rest)],
+            vec![
+                "pose",
+                s(&rig),
+                "--frames",
+                "0..1",
+                "--method",
+                "dq",
+                "-o",
+                s(&frames),
+            ],
+        ] {
+            let run = skinblend(&args);
+            assert!(run.status.success(), "{}", stderr(&run));
+        }
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .chain(std::fs::read_dir(&posed).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 5 + 2 * 3, "{files:?}");
+    let validate = Command::new("node")
+        .arg(&script)
+        .args(&files)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&validate.stdout);
+    assert!(
+        validate.status.success(),
+        "validator found errors:\n{report}{}",
+        stderr(&validate)
+    );
+    assert_eq!(
+        report.matches(": 0 errors, 0 warnings").count(),
+        files.len(),
+        "{report}"
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
