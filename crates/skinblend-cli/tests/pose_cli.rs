@@ -274,6 +274,36 @@ fn frames_write_one_file_per_frame_each_equal_to_a_single_pose_at_its_time() {
         std::fs::read(frames.join("twist_0000.glb")).unwrap()
             != std::fs::read(frames.join("twist_0008.glb")).unwrap()
     );
+    // CoR: the centers computed once for all frames give the files a single pose gives.
+    let run = skinblend(&[
+        "pose",
+        s(&rig),
+        "--frames",
+        "3..4",
+        "--fps",
+        "4",
+        "--method",
+        "cor",
+        "-o",
+        s(&frames.join("cor_{frame}.glb")),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let single = out.join("single_cor.glb");
+    let run = skinblend(&[
+        "pose",
+        s(&rig),
+        "--time",
+        "1",
+        "--method",
+        "cor",
+        "-o",
+        s(&single),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(
+        std::fs::read(frames.join("cor_0004.glb")).unwrap() == std::fs::read(&single).unwrap(),
+        "CoR frame 4 differs from pose --time 1"
+    );
     // --frames alone: 24 fps, only those frames.
     let some = out.join("some");
     std::fs::create_dir_all(&some).unwrap();
@@ -459,6 +489,21 @@ fn every_command_that_writes_refuses_to_write_over_its_input() {
     // A new file beside the input is fine.
     let run = skinblend(&["pose", s(&rig), "-o", s(&out.join("posed.glb"))]);
     assert!(run.status.success(), "{}", stderr(&run));
+    // So is a report folder that holds the input (a closed rig, so every metric applies): the
+    // report is written and the input stays as it was.
+    let bend = out.join("bend_fine.glb");
+    let bend_bytes = std::fs::read(&bend).unwrap();
+    let run = skinblend(&["compare", s(&bend), "--frames", "2", "-o", s(&out)]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(out.join("index.html").is_file());
+    assert!(
+        std::fs::read(&bend).unwrap() == bend_bytes,
+        "input untouched"
+    );
+    assert!(
+        std::fs::read(&rig).unwrap() == original,
+        "other files untouched"
+    );
     std::fs::remove_dir_all(&out).unwrap();
 }
 
