@@ -87,6 +87,29 @@ fn rigs_writes_every_built_in_rig_as_an_animated_glb() {
     let value: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
     assert_eq!(value["skins"][0]["joints"], 2);
     assert_eq!(value["animations"][0]["name"], "sweep");
+    // Plurals in the text: one channel, one influence set; two joints.
+    let info = skinblend(&["info", s(&dir.join("twist_fine.glb"))]);
+    let text = String::from_utf8_lossy(&info.stdout).into_owned();
+    assert!(
+        text.contains(", 1 channel,") && text.contains("1 influence set,"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 joints,") && text.contains("at most 2 influences"),
+        "{text}"
+    );
+    assert!(
+        !text.contains(" 1 channels") && !text.contains(" 1 influence sets"),
+        "{text}"
+    );
+    // And in centers' line: one primitive.
+    let run = skinblend(&[
+        "centers",
+        s(&dir.join("twist_fine.glb")),
+        "-o",
+        s(&dir.join("centers.glb")),
+    ]);
+    assert!(stderr(&run).contains("of 1 primitive,"), "{}", stderr(&run));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
