@@ -22,6 +22,7 @@ pub fn run(file: &Path, sigma: f32, epsilon: f32, output: &Path) -> Result<()> {
         ),
         export::Format::Glb | export::Format::Gltf => {}
     }
+    crate::output::refuse_input(file, output)?;
     let context = || file.display().to_string();
     let mut model = Model::open(file).with_context(context)?;
     let options = CorOptions {
@@ -54,10 +55,12 @@ pub fn run(file: &Path, sigma: f32, epsilon: f32, output: &Path) -> Result<()> {
     let vertices: usize = summary.iter().map(|s| s.vertices).sum();
     let without: usize = summary.iter().map(|s| s.vertices_without_center).sum();
     eprintln!(
-        "skinblend: {}: centers of rotation of {} primitives, {vertices} vertices ({without} \
-         without a center, skinned by DQS) in {:.2} s; wrote {} with {ROTATION_CENTER_ATTRIBUTE}",
+        "skinblend: {}: centers of rotation of {} {}, {vertices} {} ({without} without a \
+         center, skinned by DQS) in {:.2} s; wrote {} with {ROTATION_CENTER_ATTRIBUTE}",
         file.display(),
         summary.len(),
+        crate::pose::plural(summary.len(), "primitive", "primitives"),
+        crate::pose::plural(vertices, "vertex", "vertices"),
         start.elapsed().as_secs_f64(),
         output.display()
     );

@@ -1,14 +1,11 @@
-//! `--gpu` for `evidence` and `pose`: the same work with the skinning done by `skinblend-gpu`.
-
-use std::path::Path;
+//! `--gpu` for `evidence` (the rigs skinned by `skinblend-gpu`, measured as on the CPU) and the
+//! GPU that `pose --gpu` hands to the scene skinner.
 
 use anyhow::{Context, Result};
-use skinblend::cor::CorOptions;
 use skinblend::evidence::{self, EvidenceRow};
 use skinblend::fixtures;
 use skinblend::glam::Vec4;
 use skinblend::{prepare, skin, Method, SkinInput, SkinOptions, Skinned};
-use skinblend_gltf::{export, primitive_rotation_centers, PosedNode, PosedPrimitive};
 use skinblend_gpu::GpuSkinner;
 
 /// What the GPU evidence run did besides the rows.
@@ -25,7 +22,8 @@ pub struct GpuEvidence {
     pub max_relative_difference: f32,
 }
 
-fn open_gpu() -> Result<GpuSkinner> {
+/// The GPU, or an error saying `--gpu` needs one.
+pub fn open_gpu() -> Result<GpuSkinner> {
     GpuSkinner::new().context("--gpu needs a GPU adapter")
 }
 
@@ -103,90 +101,4 @@ fn max_relative_difference(gpu: &Skinned, cpu: &Skinned) -> f32 {
         }
     }
     worst
-}
-
-/// `skinblend pose ... --gpu`: as `pose::run`, with every skinned primitive skinned on the GPU
-/// (for CoR with the file's centers of rotation, else centers computed now, as on the CPU).
-pub fn pose(
-    file: &Path,
-    animation: Option<&str>,
-    time_s: f32,
-    method: &str,
-    output: &Path,
-) -> Result<()> {
-    let method: Method = method.parse()?;
-    export::Format::from_path(output)?;
-    let gpu = open_gpu()?;
-    let (model, pose) = crate::pose::load_pose(file, animation, time_s)?;
-    let options = SkinOptions {
-        method,
-        ..SkinOptions::default()
-    };
-    let mut posed = Vec::new();
-    for node in model.skinned_nodes() {
-        let (Some(m), Some(s)) = (model.nodes[node].mesh, model.nodes[node].skin) else {
-            continue;
-        };
-        let path = format!("nodes[{node}]");
-        let palette = model.palette(&pose, s).with_context(|| path.clone())?;
-        let prepared = prepare(&palette, Some(&model.skins[s].joint_centers), &options)
-            .with_context(|| format!("{path}.skin (skins[{s}])"))?;
-        let mesh = &model.meshes[m];
-        let mut primitives = Vec::with_capacity(mesh.primitives.len());
-        for (p, primitive) in mesh.primitives.iter().enumerate() {
-            let path = format!("{path} -> meshes[{m}].primitives[{p}]");
-            let influences = primitive
-                .influences
-                .as_ref()
-                .with_context(|| format!("{path} has no JOINTS_0"))?;
-            let weights = pose.weights.get(node).map_or(&[][..], Vec::as_slice);
-            let (positions, normals, tangents) = skinblend_gltf::morphed(primitive, weights);
-            let mut input = SkinInput::new(
-                &positions,
-                normals.as_deref(),
-                tangents.as_deref(),
-                influences,
-            )
-            .with_context(|| path.clone())?;
-            let computed;
-            if method == Method::CenterOfRotation {
-                // The file's centers (bind pose, before morph targets), else computed now.
-                let centers = match &primitive.rotation_centers {
-                    Some(centers) => centers,
-                    None => {
-                        computed = primitive_rotation_centers(
-                            primitive,
-                            influences,
-                            &CorOptions::default(),
-                            &mut |_| {},
-                        )
-                        .with_context(|| path.clone())?
-                        .centers;
-                        &computed
-                    }
-                };
-                input = input
-                    .with_rotation_centers(centers)
-                    .with_context(|| path.clone())?;
-            }
-            let mut uploaded = gpu.upload(&input).with_context(|| path.clone())?;
-            let skinned = gpu
-                .skin_and_read_back(&mut uploaded, &prepared)
-                .with_context(|| path.clone())?;
-            primitives.push(PosedPrimitive {
-                positions: skinned.positions,
-                normals: skinned.normals,
-                tangents: skinned.tangents,
-                diagnostics: skinned.diagnostics,
-            });
-        }
-        posed.push(PosedNode {
-            node,
-            mesh: m,
-            skin: s,
-            primitives,
-        });
-    }
-    export::write(&model, &pose, &posed, output)?;
-    Ok(())
 }

@@ -96,6 +96,7 @@ fn row_json(row: &GpuBenchRow) -> serde_json::Value {
         "method": row.case.method.name(),
         "vertices": row.case.vertices,
         "influences": row.case.influences,
+        "frames": row.case.frames,
         "attributes": attributes(&row.case),
         "bytes_per_frame": row.bytes_per_frame,
         "kernel_s": row.kernel_s,

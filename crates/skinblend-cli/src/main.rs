@@ -5,8 +5,10 @@ mod centers;
 mod gpu;
 mod gpu_bench;
 mod info;
+mod output;
 mod pose;
 mod report;
+mod rigs;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -14,6 +16,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use skinblend::evidence::{self, EvidenceRow, SeedComparison};
+use skinblend::Method;
 
 /// Skeletal mesh skinning that does not collapse a twisted joint: LBS, DQS and centers of
 /// rotation, measured side by side.
@@ -27,12 +30,16 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Measure LBS, DQS and centers of rotation (CoR) on the built-in rigs (twist, bend,
-    /// shear-and-cap) and print the side-by-side table, then the seed's own figures beside ours.
-    /// Needs no input files.
+    /// shear-and-cap) and print the side-by-side table, then the reference figures of the
+    /// 180° twist (from another engine's DQS documentation) beside ours. Needs no input files.
     Evidence {
         /// Print the rows as a JSON array of objects instead of the table.
         #[arg(long)]
         json: bool,
+        /// Print the full table (every metric of LBS | DQS | CoR on one line per fixture and
+        /// angle, about 250 columns) instead of the one that fits 100 columns.
+        #[arg(long, conflicts_with = "json")]
+        wide: bool,
         /// Skin LBS, DQS and CoR on the GPU (skinblend-gpu, Vulkan) instead of the CPU; a method
         /// the adapter cannot run stays on the CPU. Prints the adapter and the largest GPU vs CPU
         /// difference after the table.
@@ -41,8 +48,8 @@ enum Command {
         /// Also write the picture report into this folder: side-by-side renders (LBS | DQS |
         /// CoR) of the fine twist and bend cylinders and of shear-and-cap, plots of the
         /// artefacts against the angle, and a self-contained index.html (always CPU-skinned).
-        #[arg(long, value_name = "DIR")]
-        out: Option<std::path::PathBuf>,
+        #[arg(short, long, visible_alias = "out", value_name = "DIR")]
+        output: Option<std::path::PathBuf>,
     },
     /// Compare the methods (LBS | DQS | CoR) on your own glTF model over an animation and write
     /// a picture report: per-frame distance between methods and volume and edge ratios, the
@@ -58,8 +65,8 @@ enum Command {
         #[arg(long, default_value_t = 48, value_parser = clap::value_parser!(u32).range(1..=MAX_FRAMES))]
         frames: u32,
         /// The folder to write the report into (created if missing).
-        #[arg(long, value_name = "DIR")]
-        out: std::path::PathBuf,
+        #[arg(short, long, visible_alias = "out", value_name = "DIR")]
+        output: std::path::PathBuf,
     },
     /// Describe a glTF 2.0 file: scenes, meshes, skins (joints, influences, non-rigid joints),
     /// animations, and what the loader repaired.
@@ -70,26 +77,59 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Pose a glTF 2.0 file at a time of an animation and write the posed scene (skinned meshes
-    /// baked, everything else kept) to .glb, .gltf or .obj.
+    /// Pose a glTF 2.0 file at a time of an animation, in its rest pose, or at every frame of
+    /// an animation, and write the posed scene (skinned meshes baked, everything else kept) to
+    /// .glb, .gltf or .obj. Prints a one-line summary on stderr (--json: the diagnostics of every
+    /// pose on stdout).
+    ///
+    /// Frames: `--fps N` and/or `--frames A..B` with `{frame}` in the output's file name write
+    /// one file per frame (frame n at the animation's start + n/N s, numbered with four digits:
+    /// `-o out/fox_{frame}.glb` writes out/fox_0000.glb, out/fox_0001.glb, ...), loading the
+    /// model once; each file equals a single `pose --time` of its frame's time.
+    #[command(
+        after_help = "Examples:\n  skinblend pose fox.glb --time 0.5 -o fox_posed.glb\n  \
+                            skinblend pose fox.glb --rest -o fox_rest.glb\n  \
+                            skinblend pose fox.glb --animation Run --fps 24 -o out/run_{frame}.glb"
+    )]
     Pose {
         /// The .gltf or .glb file.
         file: std::path::PathBuf,
         /// Animation name or index (default: the first, if any; else the rest pose).
         #[arg(long)]
         animation: Option<String>,
-        /// Time in seconds, clamped to the animation's range.
-        #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-        time: f32,
+        /// Time in seconds, clamped to the animation's range (default 0).
+        #[arg(long, allow_negative_numbers = true, conflicts_with_all = ["fps", "frames"])]
+        time: Option<f32>,
+        /// The rest pose: the nodes' own transforms, no animation.
+        #[arg(long, conflicts_with_all = ["animation", "time", "fps", "frames"])]
+        rest: bool,
+        /// One file per frame at N frames per second over the animation (1 to 1000; 24 when
+        /// only --frames is given); the output must have {frame} in its file name.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+        fps: Option<u32>,
+        /// Only frames A to B, both included (e.g. 0..47); with {frame} in the output.
+        #[arg(long, value_name = "A..B")]
+        frames: Option<pose::FrameRange>,
         /// Skinning method.
         #[arg(long, default_value = "linear", value_parser = clap::builder::PossibleValuesParser::new(skinblend::Method::names()))]
         method: String,
-        /// Output file: .glb, .gltf or .obj.
-        #[arg(short, long)]
+        /// Output file: .glb, .gltf or .obj; with --fps/--frames a name with {frame} in it.
+        #[arg(short, long, visible_alias = "out")]
         output: std::path::PathBuf,
         /// Skin on the GPU (skinblend-gpu, Vulkan; every method).
         #[arg(long)]
         gpu: bool,
+        /// Print the diagnostics of every pose (per node and primitive) as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the built-in rigs (twist_coarse, bend_coarse, twist_fine, bend_fine, shear_cap) as
+    /// animated .glb files into a folder: nodes, a skin, normals and tangents, and an animation
+    /// "sweep" turning each rig's joint from 0° to its largest angle at 90° per second.
+    Rigs {
+        /// The folder to write into (created if missing).
+        #[arg(short, long, visible_alias = "out", value_name = "DIR")]
+        output: std::path::PathBuf,
     },
     /// Precompute the centers of rotation (CoR) of every skinned mesh of a glTF file, with a
     /// progress bar, and write a copy of the file that carries them as the vertex attribute
@@ -98,7 +138,7 @@ enum Command {
         /// The .gltf or .glb file.
         file: std::path::PathBuf,
         /// Output file: .glb or .gltf (the input, everything kept, plus the centers).
-        #[arg(short, long)]
+        #[arg(short, long, visible_alias = "out")]
         output: std::path::PathBuf,
         /// σ of the weight similarity (Le & Hodgins 2016).
         #[arg(long, default_value_t = skinblend::cor::DEFAULT_SIGMA)]
@@ -112,7 +152,8 @@ enum Command {
     /// measured in the same run, and the per-frame cost of preparing a palette. With --gpu: the
     /// GPU compute kernel and end to end, beside a GPU buffer copy of the same bytes.
     Bench {
-        /// CPU: only positions+normals with 4 influences (under a minute).
+        /// CPU: only positions+normals with 4 influences (under a minute). GPU: 10k and 100k
+        /// vertices, 3 frames (unless --vertices or --frames say otherwise).
         #[arg(long)]
         quick: bool,
         /// Print JSON (CPU: `rows` with backend, method, attributes, influences, vertices,
@@ -122,24 +163,29 @@ enum Command {
         /// Benchmark the GPU path instead of the CPU kernels.
         #[arg(long)]
         gpu: bool,
-        /// GPU: vertex counts, comma-separated (1 to 100000000 each).
-        #[arg(long, value_delimiter = ',', default_values_t = [10_000u32, 100_000, 1_000_000], requires = "gpu",
+        /// GPU: vertex counts, comma-separated (1 to 100000000 each; default 10000,100000,1000000).
+        #[arg(long, value_delimiter = ',', requires = "gpu",
               value_parser = clap::value_parser!(u32).range(1..=MAX_BENCH_VERTICES))]
-        vertices: Vec<u32>,
+        vertices: Option<Vec<u32>>,
         /// GPU: influences per vertex, comma-separated (1 to 64 each).
         #[arg(long, value_delimiter = ',', default_values_t = [4u32], requires = "gpu",
               value_parser = clap::value_parser!(u32).range(1..=64))]
         influences: Vec<u32>,
-        /// GPU: timed frames per case (medians are reported; 1 to 10000).
-        #[arg(long, default_value_t = 10, requires = "gpu", value_parser = clap::value_parser!(u32).range(1..=MAX_FRAMES))]
-        frames: u32,
+        /// GPU: timed frames per case (medians are reported; 1 to 10000; default 10).
+        #[arg(long, requires = "gpu", value_parser = clap::value_parser!(u32).range(1..=MAX_FRAMES))]
+        frames: Option<u32>,
     },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Evidence { json, gpu, out } => run_evidence(json, gpu).and_then(|()| match out {
+        Command::Evidence {
+            json,
+            wide,
+            gpu,
+            output,
+        } => run_evidence(json, wide, gpu).and_then(|()| match output {
             Some(dir) => report::evidence(&dir),
             None => Ok(()),
         }),
@@ -147,8 +193,8 @@ fn main() -> ExitCode {
             file,
             animation,
             frames,
-            out,
-        } => report::compare(&file, animation, frames as usize, &out),
+            output,
+        } => report::compare(&file, animation, frames as usize, &output),
         Command::Info { file, json } => info::run(&file, json),
         Command::Centers {
             file,
@@ -160,16 +206,35 @@ fn main() -> ExitCode {
             file,
             animation,
             time,
+            rest,
+            fps,
+            frames,
             method,
             output,
             gpu,
+            json,
         } => {
-            if gpu {
-                gpu::pose(&file, animation.as_deref(), time, &method, &output)
+            let when = if rest {
+                pose::When::Rest
+            } else if fps.is_some() || frames.is_some() {
+                pose::When::Frames {
+                    fps: fps.unwrap_or(pose::DEFAULT_FPS),
+                    range: frames,
+                }
             } else {
-                pose::run(&file, animation.as_deref(), time, &method, &output)
-            }
+                pose::When::Time(time.unwrap_or(0.0))
+            };
+            pose::run(&pose::Request {
+                file: &file,
+                animation: animation.as_deref(),
+                when,
+                method: &method,
+                output: &output,
+                gpu,
+                json,
+            })
         }
+        Command::Rigs { output } => rigs::run(&output),
         Command::Bench {
             quick,
             json,
@@ -178,7 +243,14 @@ fn main() -> ExitCode {
             influences,
             frames,
         } => {
-            let _ = quick;
+            // --quick: two sizes and 3 frames, unless given.
+            let default_vertices: &[u32] = if quick {
+                &[10_000, 100_000]
+            } else {
+                &[10_000, 100_000, 1_000_000]
+            };
+            let vertices = vertices.unwrap_or_else(|| default_vertices.to_vec());
+            let frames = frames.unwrap_or(if quick { 3 } else { 10 });
             gpu_bench::run(&gpu_bench::GpuBenchOptions {
                 vertices: vertices.into_iter().map(|v| v as usize).collect(),
                 influences: influences.into_iter().map(|k| k as usize).collect(),
@@ -197,14 +269,18 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("skinblend: {}", one_line(&error));
-            ExitCode::from(1)
+            if error.downcast_ref::<output::UsageError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
 }
 
 /// Frames a command may be asked for: far more than any report or benchmark needs, and a bound
 /// on the work a typo can start.
-const MAX_FRAMES: i64 = 10_000;
+pub(crate) const MAX_FRAMES: i64 = 10_000;
 /// Vertices a GPU benchmark case may be asked for (100 million: 10 GB of buffers).
 const MAX_BENCH_VERTICES: i64 = 100_000_000;
 
@@ -231,7 +307,7 @@ fn one_line(error: &anyhow::Error) -> String {
     line
 }
 
-fn run_evidence(json: bool, on_gpu: bool) -> Result<()> {
+fn run_evidence(json: bool, wide: bool, on_gpu: bool) -> Result<()> {
     let (rows, gpu_note) = if on_gpu {
         let gpu = gpu::evidence_rows()?;
         let cpu_methods: Vec<&str> = gpu.cpu_methods.iter().map(|m| m.name()).collect();
@@ -257,9 +333,20 @@ fn run_evidence(json: bool, on_gpu: bool) -> Result<()> {
         let array: Vec<serde_json::Value> = rows.iter().map(row_json).collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&array)?)?;
     } else {
-        write!(out, "{}", evidence_table(&rows))?;
-        write!(out, "\n{}", seed_table(&evidence::seed_comparison(&rows)))?;
+        let comparisons = evidence::seed_comparison(&rows);
+        if wide {
+            write!(out, "{}", evidence_table(&rows))?;
+            write!(out, "\n{}", reference_table(&comparisons))?;
+        } else {
+            write!(out, "{}", evidence_table_narrow(&rows))?;
+            write!(out, "\n{}", reference_table_narrow(&comparisons))?;
+        }
         if let Some(note) = gpu_note {
+            let note = if wide {
+                note
+            } else {
+                wrap(&note, NARROW_COLUMNS)
+            };
             write!(out, "\n{note}")?;
         }
     }
@@ -376,11 +463,17 @@ fn evidence_table(rows: &[EvidenceRow]) -> String {
     text
 }
 
-fn seed_table(comparisons: &[SeedComparison]) -> String {
-    let mut text = String::from("The seed's figures (twist_coarse, 180°) beside ours:\n");
+/// Heading of the reference figures: what they are and where they come from.
+const REFERENCE_HEADING: &str =
+    "Reference figures for twist_coarse at 180° (from another engine's \
+                                 DQS documentation) beside skinblend's:";
+
+/// The reference figures beside ours, one line each (wide: about 130 columns).
+fn reference_table(comparisons: &[SeedComparison]) -> String {
+    let mut text = format!("{REFERENCE_HEADING}\n");
     text.push_str(&format!(
         "{:<62} {:>24} {:>24}  {}\n",
-        "measurement", "seed", "skinblend", "agrees"
+        "measurement", "reference", "skinblend", "agrees"
     ));
     for c in comparisons {
         text.push_str(&format!(
@@ -397,4 +490,112 @@ fn seed_table(comparisons: &[SeedComparison]) -> String {
         ));
     }
     text
+}
+
+/// Columns the default output of `evidence` fits in.
+pub(crate) const NARROW_COLUMNS: usize = 100;
+
+/// The reference figures beside ours in [`NARROW_COLUMNS`]: the measurement on one line, the
+/// figures indented below it.
+fn reference_table_narrow(comparisons: &[SeedComparison]) -> String {
+    let mut text = wrap(REFERENCE_HEADING, NARROW_COLUMNS);
+    for c in comparisons {
+        text.push_str(&wrap(c.what, NARROW_COLUMNS));
+        let line = format!(
+            "    reference {}, skinblend {}: {}{}",
+            c.seed,
+            c.ours,
+            if c.agrees { "agrees" } else { "DIFFERS" },
+            if c.remark.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", c.remark)
+            }
+        );
+        text.push_str(&wrap(&line, NARROW_COLUMNS));
+    }
+    text
+}
+
+/// The table in [`NARROW_COLUMNS`]: one line per fixture, angle and method.
+fn evidence_table_narrow(rows: &[EvidenceRow]) -> String {
+    let mut text = String::new();
+    text.push_str(&wrap(
+        "One line per fixture, angle and method (LBS, DQS, CoR: centers of rotation). radius: \
+         smallest distance of the joint ring from its axis, as a share of the rest radius (the \
+         candy wrapper). edges: posed/rest length over the triangles' edges, min/mean/max. \
+         volume: posed/rest (closed meshes). ring pairs: posed/rest distance over all joint-ring \
+         pairs, min..max. pinch, bulge: distance of blended vertices from the posed bones / rest \
+         radius, min and max. diag: non-rigid joints/sign flips/singular normal matrices. \
+         --wide: LBS | DQS | CoR side by side; --json: every figure.",
+        NARROW_COLUMNS,
+    ));
+    text.push('\n');
+    text.push_str(&format!(
+        "{:<12}  {:>5}  {:<3}  {:>6}  {:>17}  {:>6}  {:>14}  {:>5}  {:>5}  {}\n",
+        "fixture", "angle", "", "radius", "edges", "volume", "ring pairs", "pinch", "bulge", "diag"
+    ));
+    let mut previous: Option<(&str, f32)> = None;
+    for r in rows {
+        let key = (r.fixture, r.angle_deg);
+        let (fixture, angle) = if previous == Some(key) {
+            (String::new(), String::new())
+        } else {
+            (r.fixture.to_owned(), format!("{}°", r.angle_deg))
+        };
+        previous = Some(key);
+        let method = match r.method {
+            Method::Linear => "LBS",
+            Method::DualQuaternion => "DQS",
+            Method::CenterOfRotation => "CoR",
+        };
+        text.push_str(&format!(
+            "{:<12}  {:>5}  {:<3}  {:>6}  {:>17}  {:>6}  {:>14}  {:>5.3}  {:>5.3}  {}/{}/{}\n",
+            fixture,
+            angle,
+            method,
+            format!("{:.1}%", r.candy_wrapper_ratio * 100.0),
+            format!(
+                "{:.3}/{:.3}/{:.3}",
+                r.edge_ratio.min, r.edge_ratio.mean, r.edge_ratio.max
+            ),
+            r.volume_ratio.map_or("-".into(), |v| format!("{v:.3}")),
+            format!(
+                "{:.4}..{:.4}",
+                r.ring_distance_ratio.min, r.ring_distance_ratio.max
+            ),
+            r.bone_distance_ratio.min,
+            r.bone_distance_ratio.max,
+            r.diagnostics.non_rigid_joints,
+            r.diagnostics.sign_flips,
+            r.diagnostics.singular_normal_matrices,
+        ));
+    }
+    text
+}
+
+/// `text` as lines of at most `columns` characters, broken at spaces (a word longer than a
+/// line stays whole); continuation lines keep the first line's indentation. Ends with a
+/// newline.
+fn wrap(text: &str, columns: usize) -> String {
+    let indent: String = text.chars().take_while(|c| *c == ' ').collect();
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let width = line.chars().count();
+        if width > 0 && width + 1 + word.chars().count() > columns {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if line.is_empty() {
+            line.push_str(&indent);
+        } else {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
 }

@@ -25,6 +25,7 @@ pub fn evidence(out: &Path) -> Result<()> {
 
 /// Writes the comparison report of `file` over an animation into `out`, showing progress.
 pub fn compare(file: &Path, animation: Option<String>, frames: usize, out: &Path) -> Result<()> {
+    crate::output::refuse_input_in_report(file, out)?;
     let start = Instant::now();
     let options = CompareOptions {
         animation,

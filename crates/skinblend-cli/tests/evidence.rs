@@ -1,5 +1,5 @@
-//! `skinblend evidence` as a user runs it: the table, the seed comparison, and the JSON keys
-//! scripts read.
+//! `skinblend evidence` as a user runs it: the table (100 columns, or --wide), the reference
+//! figures beside ours, the JSON keys scripts read, and --help wrapped.
 
 use std::process::Command;
 
@@ -16,8 +16,8 @@ fn skinblend(args: &[&str]) -> (i32, String, String) {
 }
 
 #[test]
-fn table_shows_the_seeds_figures_side_by_side() {
-    let (code, stdout, stderr) = skinblend(&["evidence"]);
+fn wide_table_shows_the_reference_figures_side_by_side() {
+    let (code, stdout, stderr) = skinblend(&["evidence", "--wide"]);
     assert_eq!(code, 0, "{stderr}");
     let line = stdout
         .lines()
@@ -27,17 +27,106 @@ fn table_shows_the_seeds_figures_side_by_side() {
     assert!(line.contains("0.0% | 100.0% | 100.0%"), "{line}");
     assert!(line.contains("0.950"), "{line}");
     assert!(line.contains("1.051"), "{line}");
-    // Every seed figure agrees.
-    let seed_rows: Vec<&str> = stdout
+    assert!(
+        stdout.lines().any(|l| l.chars().count() > 200),
+        "--wide is the full table"
+    );
+    // Every reference figure agrees.
+    let reference_rows: Vec<&str> = stdout
         .lines()
-        .skip_while(|l| !l.starts_with("The seed's figures"))
+        .skip_while(|l| !l.starts_with("Reference figures"))
         .skip(2)
         .filter(|l| !l.is_empty())
         .collect();
-    assert_eq!(seed_rows.len(), 7, "{stdout}");
-    for row in seed_rows {
-        assert!(row.contains(" yes"), "seed figure disagrees: {row}");
+    assert_eq!(reference_rows.len(), 7, "{stdout}");
+    for row in reference_rows {
+        assert!(row.contains(" yes"), "reference figure disagrees: {row}");
     }
+}
+
+#[test]
+fn default_table_fits_100_columns_and_has_every_row() {
+    let (code, stdout, stderr) = skinblend(&["evidence"]);
+    assert_eq!(code, 0, "{stderr}");
+    for line in stdout.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    // One line per fixture, angle and method: 5 + 3 + 5 + 3 + 2 angles × 3 methods.
+    let method_lines = stdout
+        .lines()
+        .filter(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            words
+                .iter()
+                .take(3)
+                .any(|w| ["LBS", "DQS", "CoR"].contains(w))
+        })
+        .count();
+    assert_eq!(method_lines, 18 * 3, "{stdout}");
+    // The 180° twist of twist_coarse: LBS collapses the ring, DQS keeps it, as the reference
+    // figures say.
+    let lines: Vec<&str> = stdout.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("twist_coarse") && l.contains("180°"))
+        .expect("twist_coarse 180° rows");
+    assert!(
+        lines[at].contains("LBS") && lines[at].contains("0.0%"),
+        "{}",
+        lines[at]
+    );
+    assert!(lines[at].contains("0.950"), "{}", lines[at]);
+    assert!(
+        lines[at + 1].contains("DQS") && lines[at + 1].contains("100.0%"),
+        "{}",
+        lines[at + 1]
+    );
+    assert!(lines[at + 1].contains("1.051"), "{}", lines[at + 1]);
+    // The reference figures: seven, each agreeing.
+    assert_eq!(stdout.matches(": agrees").count(), 7, "{stdout}");
+    assert!(!stdout.contains("DIFFERS"), "{stdout}");
+}
+
+/// Words from how the project was made have no place in what users read.
+const MAKING_WORDS: &[&str] = &["seed", "the issue", "session"];
+
+#[test]
+fn output_and_help_speak_of_what_the_figures_are() {
+    let (_, table, _) = skinblend(&["evidence"]);
+    let (_, wide, _) = skinblend(&["evidence", "--wide"]);
+    let mut texts = vec![table, wide];
+    for command in [
+        &[][..],
+        &["evidence"][..],
+        &["pose"][..],
+        &["rigs"][..],
+        &["compare"][..],
+        &["centers"][..],
+        &["info"][..],
+        &["bench"][..],
+    ] {
+        let mut args = command.to_vec();
+        args.push("--help");
+        let (code, help, stderr) = skinblend(&args);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        // Wrapped: clap's wrap_help keeps help lines to the terminal's width (100 columns when
+        // the width is unknown, as here).
+        for line in help.lines() {
+            assert!(line.chars().count() <= 100, "{args:?}: {line}");
+        }
+        texts.push(help);
+    }
+    for text in &texts {
+        let lower = text.to_lowercase();
+        for word in MAKING_WORDS {
+            assert!(!lower.contains(word), "{word:?} in:\n{text}");
+        }
+    }
+    assert!(texts[0].contains("another engine's DQS documentation"));
 }
 
 #[test]

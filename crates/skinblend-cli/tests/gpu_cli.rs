@@ -161,3 +161,48 @@ fn bench_gpu_prints_kernel_end_to_end_and_copy_floor() {
         assert_eq!(row["vertices"], 2000);
     }
 }
+
+#[test]
+fn bench_gpu_quick_runs_fewer_sizes_and_frames() {
+    // --quick alone: 10k and 100k vertices (not 1M); 1 frame to keep the test short.
+    let Some(stdout) = gpu_run(&[
+        "bench",
+        "--gpu",
+        "--quick",
+        "--influences",
+        "1",
+        "--frames",
+        "1",
+        "--json",
+    ]) else {
+        return;
+    };
+    let rows: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let mut sizes: Vec<u64> = rows
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|r| r["vertices"].as_u64().unwrap())
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    assert_eq!(sizes, [10_000, 100_000]);
+    // --quick with sizes given: 3 frames per case instead of 10.
+    let Some(stdout) = gpu_run(&[
+        "bench",
+        "--gpu",
+        "--quick",
+        "--vertices",
+        "2000",
+        "--influences",
+        "1",
+        "--json",
+    ]) else {
+        return;
+    };
+    let rows: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    for row in rows.as_array().expect("array") {
+        assert_eq!(row["frames"], 3, "{row}");
+        assert_eq!(row["vertices"], 2000, "{row}");
+    }
+}

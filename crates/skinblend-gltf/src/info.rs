@@ -169,6 +169,11 @@ pub fn render_text(summary: &Value) -> String {
         v.as_str()
             .map_or_else(|| "(unnamed)".to_owned(), |s| format!("{s:?}"))
     };
+    // "1 vertex", "2 vertices": the count and the word that goes with it.
+    let count = |v: &Value, one: &str, many: &str| {
+        let word = if v.as_u64() == Some(1) { one } else { many };
+        format!("{v} {word}")
+    };
     let empty = Vec::new();
     let list = |v: &Value| -> Vec<Value> { v.as_array().unwrap_or(&empty).clone() };
     let _ = writeln!(
@@ -188,8 +193,12 @@ pub fn render_text(summary: &Value) -> String {
                 .collect();
             let _ = writeln!(
                 t,
-                "  primitive {p}: {} vertices, {}, {} morph targets, {} influence sets, attributes {}",
-                prim["vertices"], prim["mode"].as_str().unwrap_or(""), prim["morph_targets"], prim["influence_sets"], attributes.join(" ")
+                "  primitive {p}: {}, {}, {}, {}, attributes {}",
+                count(&prim["vertices"], "vertex", "vertices"),
+                prim["mode"].as_str().unwrap_or(""),
+                count(&prim["morph_targets"], "morph target", "morph targets"),
+                count(&prim["influence_sets"], "influence set", "influence sets"),
+                attributes.join(" ")
             );
         }
     }
@@ -205,9 +214,17 @@ pub fn render_text(summary: &Value) -> String {
             .collect();
         let _ = writeln!(
             t,
-            "skin {i} {}: {} joints, {} skinned vertices, at most {} influences per vertex; non-rigid joints at rest pose {}{}",
-            name(&s["name"]), s["joints"], s["skinned_vertices"], s["max_influences"], s["non_rigid_joints_rest_pose"],
-            if per.is_empty() { String::new() } else { format!(", most at any key time: {}", per.join(", ")) }
+            "skin {i} {}: {}, {}, at most {} per vertex; non-rigid joints at rest pose {}{}",
+            name(&s["name"]),
+            count(&s["joints"], "joint", "joints"),
+            count(&s["skinned_vertices"], "skinned vertex", "skinned vertices"),
+            count(&s["max_influences"], "influence", "influences"),
+            s["non_rigid_joints_rest_pose"],
+            if per.is_empty() {
+                String::new()
+            } else {
+                format!(", most at any key time: {}", per.join(", "))
+            }
         );
     }
     for (i, a) in list(&summary["animations"]).iter().enumerate() {
@@ -220,12 +237,12 @@ pub fn render_text(summary: &Value) -> String {
         };
         let _ = writeln!(
             t,
-            "animation {i} {}: {:.3} s ({}..{} s), {} channels, {} ({})",
+            "animation {i} {}: {:.3} s ({}..{} s), {}, {} ({})",
             name(&a["name"]),
             a["duration_s"].as_f64().unwrap_or(0.0),
             a["start_s"],
             a["end_s"],
-            a["channels"],
+            count(&a["channels"], "channel", "channels"),
             join(&a["interpolations"]),
             join(&a["paths"])
         );
@@ -233,8 +250,11 @@ pub fn render_text(summary: &Value) -> String {
     let r = &summary["repairs"];
     let _ = writeln!(
         t,
-        "repairs: {} vertices renormalized, {} with repeated joints, {} unweighted, {} rotations normalized",
-        r["vertices_renormalized"], r["vertices_with_repeated_joints"], r["vertices_unweighted"], r["rotations_normalized"]
+        "repairs: {} renormalized, {} with repeated joints, {} unweighted, {} normalized",
+        count(&r["vertices_renormalized"], "vertex", "vertices"),
+        r["vertices_with_repeated_joints"],
+        r["vertices_unweighted"],
+        count(&r["rotations_normalized"], "rotation", "rotations")
     );
     t
 }

@@ -28,8 +28,15 @@ pub mod export;
 pub mod info;
 mod model;
 mod pose;
+pub mod rigs;
 mod scene;
 mod topology;
+
+/// The repository's README: its Rust code blocks are compiled and run as doctests of this
+/// crate (it sees `skinblend` and `skinblend-gltf`, and `skinblend-gpu` as a dev-dependency).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
 
 pub use container::MAX_FILE_BYTES;
 pub use error::{GltfError, Result};

@@ -1,0 +1,195 @@
+//! Where commands write: bad usage (exit 2), the guard that refuses to write over the input,
+//! and the `{frame}` template of `pose`'s output.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Bad usage found after parsing (a combination clap cannot check): `main` prints it on one
+/// line and exits 2, like clap's own usage errors.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// `Err(UsageError(message))` as an `anyhow::Result`.
+pub fn usage<T>(message: impl Into<String>) -> anyhow::Result<T> {
+    Err(UsageError(message.into()).into())
+}
+
+/// The path with its folder resolved (links and `..` followed) and its file name kept; the
+/// whole path resolved when it exists (so a link to the input is the input). `None` when the
+/// folder does not exist (nothing there can be the input).
+fn resolved(path: &Path) -> Option<PathBuf> {
+    if let Ok(full) = path.canonicalize() {
+        return Some(full);
+    }
+    let name = path.file_name()?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Some(parent.canonicalize().ok()?.join(name))
+}
+
+/// Whether `a` and `b` are the same file on Unix: same device and inode (hard links too).
+#[cfg(unix)]
+fn same_inode(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_inode(_: &Path, _: &Path) -> bool {
+    false
+}
+
+/// Whether writing `output` would replace `input`: the same file after resolving links and
+/// `..` (an `output` that does not exist yet cannot be the input), or on Unix the same device
+/// and inode.
+#[must_use]
+pub fn is_same_file(input: &Path, output: &Path) -> bool {
+    matches!((resolved(input), resolved(output)), (Some(a), Some(b)) if a == b)
+        || same_inode(input, output)
+}
+
+/// Refuses (bad usage, exit 2) an `output` that is `input`, before anything is read or written.
+///
+/// # Errors
+/// [`UsageError`] naming both paths.
+pub fn refuse_input(input: &Path, output: &Path) -> anyhow::Result<()> {
+    if is_same_file(input, output) {
+        return usage(format!(
+            "{}: the output is the input file {}; write to another path (the input is left \
+             untouched)",
+            output.display(),
+            input.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The placeholder a `pose` output takes for the frame number.
+pub const FRAME_PLACEHOLDER: &str = "{frame}";
+
+/// Digits a frame number is written with, zero-padded so that names sort in frame order.
+pub const FRAME_DIGITS: usize = 4;
+
+/// A `pose` output name with `{frame}` in its file name, e.g. `out/fox_{frame}.glb`.
+#[derive(Debug, Clone)]
+pub struct FrameTemplate {
+    folder: PathBuf,
+    name: String,
+}
+
+impl FrameTemplate {
+    /// Checks a template: `{frame}` at least once in the file name (not in the folder), no other
+    /// `{` or `}`.
+    ///
+    /// # Errors
+    /// [`UsageError`] saying what is wrong with it.
+    pub fn parse(template: &Path) -> anyhow::Result<Self> {
+        let shown = template.display();
+        let Some(name) = template.file_name().and_then(|n| n.to_str()) else {
+            return usage(format!(
+                "{shown}: the output needs a file name with {FRAME_PLACEHOLDER} in it"
+            ));
+        };
+        let folder = template.parent().unwrap_or(Path::new("")).to_path_buf();
+        if folder.to_string_lossy().contains(['{', '}']) {
+            return usage(format!(
+                "{shown}: {FRAME_PLACEHOLDER} goes in the file name, not in the folder"
+            ));
+        }
+        if name.replace(FRAME_PLACEHOLDER, "").contains(['{', '}']) {
+            return usage(format!(
+                "{shown}: the only placeholder in an output name is {FRAME_PLACEHOLDER}"
+            ));
+        }
+        if !name.contains(FRAME_PLACEHOLDER) {
+            return usage(format!(
+                "{shown}: --fps and --frames write one file per frame: put {FRAME_PLACEHOLDER} \
+                 in the output's file name (e.g. out/name_{FRAME_PLACEHOLDER}.glb)"
+            ));
+        }
+        Ok(Self {
+            folder,
+            name: name.to_owned(),
+        })
+    }
+
+    /// The folder the frames go to (empty: the current folder).
+    #[must_use]
+    pub fn folder(&self) -> &Path {
+        &self.folder
+    }
+
+    /// The file of frame `frame`: `{frame}` replaced by the number, zero-padded to
+    /// [`FRAME_DIGITS`] digits.
+    #[must_use]
+    pub fn path(&self, frame: u32) -> PathBuf {
+        let number = format!("{frame:0width$}", width = FRAME_DIGITS);
+        self.folder
+            .join(self.name.replace(FRAME_PLACEHOLDER, &number))
+    }
+}
+
+/// Refuses (bad usage) `{frame}` or another brace in an output that names one file.
+///
+/// # Errors
+/// [`UsageError`] saying to add `--fps` or `--frames`.
+pub fn refuse_template(output: &Path) -> anyhow::Result<()> {
+    if output.to_string_lossy().contains(FRAME_PLACEHOLDER) {
+        return usage(format!(
+            "{}: {FRAME_PLACEHOLDER} in the output needs --fps or --frames",
+            output.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Extensions of the files a picture report writes into its folder.
+const REPORT_EXTENSIONS: &[&str] = &["png", "html", "csv", "json"];
+
+/// Refuses (bad usage) a report folder `dir` that is the input file itself, or that holds the
+/// input under a name the report could write (`.png`, `.html`, `.csv`, `.json`). A folder that
+/// merely holds the input (a `.gltf` or `.glb` beside the report) is fine.
+///
+/// # Errors
+/// [`UsageError`] naming both paths.
+pub fn refuse_input_in_report(input: &Path, dir: &Path) -> anyhow::Result<()> {
+    if is_same_file(input, dir) {
+        return usage(format!(
+            "{}: the report folder is the input file {}; write to another folder",
+            dir.display(),
+            input.display()
+        ));
+    }
+    let (Some(input_resolved), Some(dir_resolved)) = (resolved(input), resolved(dir)) else {
+        return Ok(());
+    };
+    let extension = input
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let report_kind = extension
+        .as_deref()
+        .is_some_and(|e| REPORT_EXTENSIONS.contains(&e));
+    if report_kind && input_resolved.parent() == Some(dir_resolved.as_path()) {
+        return usage(format!(
+            "{}: the input {} is in the report folder under a name the report writes; write \
+             to another folder",
+            dir.display(),
+            input.display()
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,610 @@
+//! `skinblend rigs`, and `pose` beyond one time: `--rest`, frames (`--fps`, `--frames`,
+//! `{frame}`), the summary and `--json`; and the guard that refuses to write over the input on
+//! every command that writes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn skinblend(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skinblend"))
+        .args(args)
+        .output()
+        .expect("run skinblend")
+}
+
+fn models_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models");
+    if dir.join("CesiumMan/CesiumMan.glb").is_file() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var("CI").map_or(true, |v| v != "true"),
+        "CI=true but the sample models are missing at {}",
+        dir.display()
+    );
+    eprintln!("skipping: sample models not found at {}", dir.display());
+    None
+}
+
+const SAMPLES: &[&str] = &[
+    "SimpleSkin/SimpleSkin.gltf",
+    "RiggedSimple/RiggedSimple.glb",
+    "RiggedFigure/RiggedFigure.glb",
+    "CesiumMan/CesiumMan.glb",
+    "Fox/Fox.glb",
+];
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("skinblend-pose-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// Writes the built-in rigs into `dir` with `skinblend rigs` and returns the twist_coarse file.
+fn rigs(dir: &Path) -> PathBuf {
+    let run = skinblend(&["rigs", "-o", s(dir)]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    dir.join("twist_coarse.glb")
+}
+
+/// Exit code 2 (bad usage) with one line on stderr containing `needle`.
+fn assert_usage(run: &Output, needle: &str) {
+    let text = stderr(run);
+    assert_eq!(run.status.code(), Some(2), "{text}");
+    assert!(text.contains(needle), "{needle:?} not in {text}");
+}
+
+#[test]
+fn rigs_writes_every_built_in_rig_as_an_animated_glb() {
+    let dir = temp_dir("rigs");
+    rigs(&dir);
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "bend_coarse.glb",
+            "bend_fine.glb",
+            "shear_cap.glb",
+            "twist_coarse.glb",
+            "twist_fine.glb"
+        ]
+    );
+    let info = skinblend(&["info", s(&dir.join("twist_fine.glb")), "--json"]);
+    assert!(info.status.success(), "{}", stderr(&info));
+    let value: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+    assert_eq!(value["skins"][0]["joints"], 2);
+    assert_eq!(value["animations"][0]["name"], "sweep");
+    // Plurals in the text: one channel, one influence set; two joints.
+    let info = skinblend(&["info", s(&dir.join("twist_fine.glb"))]);
+    let text = String::from_utf8_lossy(&info.stdout).into_owned();
+    assert!(
+        text.contains(", 1 channel,") && text.contains("1 influence set,"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 joints,") && text.contains("at most 2 influences"),
+        "{text}"
+    );
+    assert!(
+        !text.contains(" 1 channels") && !text.contains(" 1 influence sets"),
+        "{text}"
+    );
+    // And in centers' line: one primitive.
+    let run = skinblend(&[
+        "centers",
+        s(&dir.join("twist_fine.glb")),
+        "-o",
+        s(&dir.join("centers.glb")),
+    ]);
+    assert!(stderr(&run).contains("of 1 primitive,"), "{}", stderr(&run));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The GLB's JSON chunk and BIN chunk.
+fn split_glb(bytes: &[u8]) -> (serde_json::Value, Vec<u8>) {
+    let json_length = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let json = serde_json::from_slice(&bytes[20..20 + json_length]).unwrap();
+    let rest = &bytes[20 + json_length..];
+    let bin = if rest.len() >= 8 {
+        let bin_length = u32::from_le_bytes(rest[0..4].try_into().unwrap()) as usize;
+        rest[8..8 + bin_length].to_vec()
+    } else {
+        Vec::new()
+    };
+    (json, bin)
+}
+
+fn assemble_glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
+    let mut text = serde_json::to_vec(json).unwrap();
+    text.resize(text.len().next_multiple_of(4), b' ');
+    let mut bin = bin.to_vec();
+    bin.resize(bin.len().next_multiple_of(4), 0);
+    let total = 12 + 8 + text.len() + if bin.is_empty() { 0 } else { 8 + bin.len() };
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&text);
+    if !bin.is_empty() {
+        out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+        out.extend_from_slice(b"BIN\0");
+        out.extend_from_slice(&bin);
+    }
+    out
+}
+
+/// A copy of `model` in `dir` with its animations removed from the JSON (buffers kept).
+fn without_animations(model: &Path, dir: &Path) -> PathBuf {
+    let bytes = std::fs::read(model).unwrap();
+    let name = model.file_name().unwrap().to_string_lossy().into_owned();
+    let copy = dir.join(format!("still-{name}"));
+    if bytes.starts_with(b"glTF") {
+        let (mut json, bin) = split_glb(&bytes);
+        assert!(json.as_object_mut().unwrap().remove("animations").is_some());
+        std::fs::write(&copy, assemble_glb(&json, &bin)).unwrap();
+    } else {
+        let mut json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert!(json.as_object_mut().unwrap().remove("animations").is_some());
+        for buffer in json["buffers"].as_array().unwrap() {
+            if let Some(uri) = buffer["uri"].as_str() {
+                assert!(uri.starts_with("data:"), "{name}: external buffer {uri}");
+            }
+        }
+        std::fs::write(&copy, serde_json::to_vec(&json).unwrap()).unwrap();
+    }
+    copy
+}
+
+#[test]
+fn rest_equals_posing_a_copy_without_animations_on_every_sample_model_and_rig() {
+    let out = temp_dir("rest");
+    let mut models: Vec<PathBuf> = Vec::new();
+    rigs(&out);
+    models.push(out.join("twist_coarse.glb"));
+    models.push(out.join("shear_cap.glb"));
+    if let Some(dir) = models_dir() {
+        models.extend(SAMPLES.iter().map(|name| dir.join(name)));
+    }
+    for model in &models {
+        let name = model.file_name().unwrap().to_string_lossy().into_owned();
+        let still = without_animations(model, &out);
+        for method in ["linear", "dq"] {
+            // OBJ holds only the posed geometry, so the two files must be equal byte for byte.
+            let rest = out.join(format!("{name}-{method}-rest.obj"));
+            let run = skinblend(&[
+                "pose",
+                s(model),
+                "--rest",
+                "--method",
+                method,
+                "-o",
+                s(&rest),
+            ]);
+            assert!(run.status.success(), "{name}: {}", stderr(&run));
+            assert!(stderr(&run).contains("the rest pose"), "{}", stderr(&run));
+            let reference = out.join(format!("{name}-{method}-still.obj"));
+            let run = skinblend(&["pose", s(&still), "--method", method, "-o", s(&reference)]);
+            assert!(run.status.success(), "{name}: {}", stderr(&run));
+            assert!(
+                std::fs::read(&rest).unwrap() == std::fs::read(&reference).unwrap(),
+                "{name} {method}: --rest differs from the copy without animations"
+            );
+            // And the animation does move it: time 1 s is another pose (shows the test can
+            // tell poses apart).
+            let animated = out.join(format!("{name}-{method}-animated.obj"));
+            let run = skinblend(&["pose", s(model), "--time", "1", "-o", s(&animated)]);
+            assert!(run.status.success(), "{name}: {}", stderr(&run));
+            if method == "linear" {
+                assert!(
+                    std::fs::read(&animated).unwrap() != std::fs::read(&rest).unwrap(),
+                    "{name}: time 1 s equals the rest pose"
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn rest_is_bad_usage_with_animation_or_time() {
+    let out = temp_dir("rest-usage");
+    let rig = rigs(&out);
+    let target = out.join("x.glb");
+    for extra in [
+        &["--animation", "0"][..],
+        &["--time", "1"][..],
+        &["--fps", "24"][..],
+    ] {
+        let mut args = vec!["pose", s(&rig), "--rest", "-o", s(&target)];
+        args.extend_from_slice(extra);
+        let run = skinblend(&args);
+        assert_eq!(run.status.code(), Some(2), "{extra:?}: {}", stderr(&run));
+        assert!(!target.exists());
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn frames_write_one_file_per_frame_each_equal_to_a_single_pose_at_its_time() {
+    let out = temp_dir("frames");
+    let rig = rigs(&out);
+    let frames = out.join("frames");
+    std::fs::create_dir_all(&frames).unwrap();
+    let template = frames.join("twist_{frame}.glb");
+    // The twist sweeps 180° in 2 s: at 4 fps frames 0..8.
+    let run = skinblend(&[
+        "pose",
+        s(&rig),
+        "--fps",
+        "4",
+        "--method",
+        "dq",
+        "--json",
+        "-o",
+        s(&template),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(stderr(&run).contains("9 frames (0..8)"), "{}", stderr(&run));
+    let mut names: Vec<String> = std::fs::read_dir(&frames)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let expected: Vec<String> = (0..=8).map(|f| format!("twist_{f:04}.glb")).collect();
+    assert_eq!(names, expected);
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let poses = summary["poses"].as_array().unwrap();
+    assert_eq!(poses.len(), 9);
+    for pose in poses {
+        let frame = pose["frame"].as_u64().unwrap();
+        let time = pose["time_s"].as_f64().unwrap();
+        assert!((time - frame as f64 / 4.0).abs() < 1e-6, "{pose}");
+        let single = out.join(format!("single_{frame}.glb"));
+        let run = skinblend(&[
+            "pose",
+            s(&rig),
+            "--time",
+            &pose["time_s"].to_string(),
+            "--method",
+            "dq",
+            "-o",
+            s(&single),
+        ]);
+        assert!(run.status.success(), "{}", stderr(&run));
+        let file = PathBuf::from(pose["output"].as_str().unwrap());
+        assert!(
+            std::fs::read(&file).unwrap() == std::fs::read(&single).unwrap(),
+            "frame {frame}: differs from pose --time {time}"
+        );
+    }
+    // Frames 0 and 8 differ (the sweep moves), so the byte comparison can fail.
+    assert!(
+        std::fs::read(frames.join("twist_0000.glb")).unwrap()
+            != std::fs::read(frames.join("twist_0008.glb")).unwrap()
+    );
+    // CoR: the centers computed once for all frames give the files a single pose gives.
+    let run = skinblend(&[
+        "pose",
+        s(&rig),
+        "--frames",
+        "3..4",
+        "--fps",
+        "4",
+        "--method",
+        "cor",
+        "-o",
+        s(&frames.join("cor_{frame}.glb")),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let single = out.join("single_cor.glb");
+    let run = skinblend(&[
+        "pose",
+        s(&rig),
+        "--time",
+        "1",
+        "--method",
+        "cor",
+        "-o",
+        s(&single),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(
+        std::fs::read(frames.join("cor_0004.glb")).unwrap() == std::fs::read(&single).unwrap(),
+        "CoR frame 4 differs from pose --time 1"
+    );
+    // --frames alone: 24 fps, only those frames.
+    let some = out.join("some");
+    std::fs::create_dir_all(&some).unwrap();
+    let run = skinblend(&[
+        "pose",
+        s(&rig),
+        "--frames",
+        "46..48",
+        "-o",
+        s(&some.join("t{frame}.obj")),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let mut names: Vec<String> = std::fs::read_dir(&some)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["t0046.obj", "t0047.obj", "t0048.obj"]);
+    // Past the end (2 s at 24 fps is frame 48): an error naming the range, nothing written.
+    let past = out.join("past");
+    std::fs::create_dir_all(&past).unwrap();
+    let run = skinblend(&[
+        "pose",
+        s(&rig),
+        "--frames",
+        "40..60",
+        "-o",
+        s(&past.join("t{frame}.glb")),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    assert!(stderr(&run).contains("0..48"), "{}", stderr(&run));
+    assert_eq!(std::fs::read_dir(&past).unwrap().count(), 0);
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn bad_frame_templates_are_refused() {
+    let out = temp_dir("templates");
+    let rig = rigs(&out);
+    let cases: &[(&[&str], &str)] = &[
+        (&["--fps", "24", "-o", "OUT/plain.glb"], "{frame}"),
+        (&["-o", "OUT/t_{frame}.glb"], "needs --fps or --frames"),
+        (
+            &["--fps", "24", "-o", "OUT/t_{frames}.glb"],
+            "only placeholder",
+        ),
+        (
+            &["--fps", "24", "-o", "OUT/t_{frame}_{}.glb"],
+            "only placeholder",
+        ),
+        (
+            &["--fps", "24", "-o", "OUT/{frame}/t.glb"],
+            "not in the folder",
+        ),
+        (&["--frames", "5..2", "-o", "OUT/t_{frame}.glb"], "A..B"),
+        (&["--frames", "x", "-o", "OUT/t_{frame}.glb"], "A..B"),
+        (&["--fps", "0", "-o", "OUT/t_{frame}.glb"], "0"),
+        (
+            &["--fps", "24", "--time", "1", "-o", "OUT/t_{frame}.glb"],
+            "--time",
+        ),
+    ];
+    for (extra, needle) in cases {
+        let mut args = vec!["pose".to_owned(), s(&rig).to_owned()];
+        args.extend(extra.iter().map(|a| a.replace("OUT", s(&out))));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = skinblend(&refs);
+        assert_usage(&run, needle);
+        assert_eq!(
+            std::fs::read_dir(&out).unwrap().count(),
+            5,
+            "{extra:?}: only the rigs are there"
+        );
+    }
+    // An unknown extension is an error (exit 1), as for a single file.
+    let run = skinblend(&[
+        "pose",
+        s(&rig),
+        "--fps",
+        "24",
+        "-o",
+        s(&out.join("t_{frame}.png")),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    assert!(stderr(&run).contains("extension"), "{}", stderr(&run));
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 5);
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn pose_prints_a_summary_and_json_diagnostics() {
+    let out = temp_dir("summary");
+    let rig = rigs(&out);
+    let posed = out.join("posed.glb");
+    let run = skinblend(&[
+        "pose",
+        s(&rig),
+        "--time",
+        "2",
+        "--method",
+        "linear",
+        "-o",
+        s(&posed),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let line = stderr(&run);
+    assert_eq!(line.lines().count(), 1, "{line}");
+    // The 180° twist under LBS collapses the joint ring: 12 singular normal matrices, as the
+    // evidence table says.
+    assert!(
+        line.contains("animation 0 \"sweep\" at 2 s")
+            && line.contains("1 skinned node,")
+            && line.contains("60 vertices")
+            && line.contains("12 singular normal matrices"),
+        "{line}"
+    );
+    assert!(run.stdout.is_empty(), "the summary goes to stderr");
+    let run = skinblend(&["pose", s(&rig), "--time", "2", "--json", "-o", s(&posed)]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let value: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(value["method"], "linear");
+    assert_eq!(value["animation_name"], "sweep");
+    let pose = &value["poses"][0];
+    assert_eq!(pose["time_s"], 2.0);
+    assert_eq!(pose["diagnostics"]["singular_normal_matrices"], 12);
+    assert_eq!(pose["nodes"][0]["primitives"][0]["vertices"], 60);
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn every_command_that_writes_refuses_to_write_over_its_input() {
+    let out = temp_dir("same");
+    let rig = rigs(&out);
+    let original = std::fs::read(&rig).unwrap();
+    let sub = out.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let dotted = sub.join("..").join("twist_coarse.glb");
+    let link = out.join("link.glb");
+    let hard = out.join("hard.glb");
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(&rig, &link).unwrap();
+        std::fs::hard_link(&rig, &hard).unwrap();
+    }
+    let mut aliases = vec![rig.clone(), dotted];
+    if cfg!(unix) {
+        aliases.push(link.clone());
+        aliases.push(hard.clone());
+    }
+    for target in &aliases {
+        for args in [
+            vec!["pose", s(&rig), "-o", s(target)],
+            vec!["pose", s(&rig), "--rest", "--output", s(target)],
+            vec!["centers", s(&rig), "--out", s(target)],
+        ] {
+            let run = skinblend(&args);
+            assert_usage(&run, "the output is the input file");
+            assert_eq!(stderr(&run).lines().count(), 1, "{}", stderr(&run));
+        }
+    }
+    // The input through the link, the output the real file.
+    if cfg!(unix) {
+        let run = skinblend(&["pose", s(&link), "-o", s(&rig)]);
+        assert_usage(&run, "the output is the input file");
+    }
+    // A frame template whose frame 0 is the input.
+    let framed = out.join("frame_0000.glb");
+    std::fs::copy(&rig, &framed).unwrap();
+    let run = skinblend(&[
+        "pose",
+        s(&framed),
+        "--frames",
+        "0..1",
+        "-o",
+        s(&out.join("frame_{frame}.glb")),
+    ]);
+    assert_usage(&run, "the output is the input file");
+    assert!(!out.join("frame_0001.glb").exists(), "nothing written");
+    // A report folder that is the input file.
+    let run = skinblend(&["compare", s(&rig), "--frames", "2", "-o", s(&rig)]);
+    assert_usage(&run, "the report folder is the input file");
+    assert!(std::fs::read(&rig).unwrap() == original, "input untouched");
+    // A new file beside the input is fine.
+    let run = skinblend(&["pose", s(&rig), "-o", s(&out.join("posed.glb"))]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    // A report folder that holds the input (and other files) is not a report: it is refused
+    // whole (a report replaces only an earlier report or an empty folder), the input untouched.
+    let bend = out.join("bend_fine.glb");
+    let bend_bytes = std::fs::read(&bend).unwrap();
+    let run = skinblend(&["compare", s(&bend), "--frames", "2", "-o", s(&out)]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    assert!(
+        stderr(&run).contains("no skinblend report"),
+        "{}",
+        stderr(&run)
+    );
+    assert!(!out.join("index.html").exists());
+    assert!(
+        std::fs::read(&bend).unwrap() == bend_bytes,
+        "input untouched"
+    );
+    assert!(
+        std::fs::read(&rig).unwrap() == original,
+        "other files untouched"
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// The rigs as written, and their rest pose, frames and centers, pass the Khronos
+/// glTF-Validator (tools/validate-gltf.mjs) with no error and no warning; under CI=true the
+/// validator must be installed (`.ci/run` does it).
+#[test]
+fn rigs_and_their_poses_pass_the_khronos_validator() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let script = root.join("tools/validate-gltf.mjs");
+    let installed = root.join("tools/node_modules/gltf-validator").is_dir();
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !(installed && node) {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CI=true but the validator is not installed (npm ci --prefix tools)"
+        );
+        eprintln!(
+            "skipping: node or tools/node_modules/gltf-validator missing (run npm ci --prefix tools)"
+        );
+        return;
+    }
+    let out = temp_dir("validate");
+    rigs(&out);
+    let posed = out.join("posed");
+    std::fs::create_dir_all(&posed).unwrap();
+    for name in ["twist_coarse", "shear_cap"] {
+        let rig = out.join(format!("{name}.glb"));
+        let rest = posed.join(format!("{name}-rest.glb"));
+        let frames = posed.join(format!("{name}-{{frame}}.gltf"));
+        for args in [
+            vec!["pose", s(&rig), "--rest", "-o", s(&rest)],
+            vec![
+                "pose",
+                s(&rig),
+                "--frames",
+                "0..1",
+                "--method",
+                "dq",
+                "-o",
+                s(&frames),
+            ],
+        ] {
+            let run = skinblend(&args);
+            assert!(run.status.success(), "{}", stderr(&run));
+        }
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .chain(std::fs::read_dir(&posed).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 5 + 2 * 3, "{files:?}");
+    let validate = Command::new("node")
+        .arg(&script)
+        .args(&files)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&validate.stdout);
+    assert!(
+        validate.status.success(),
+        "validator found errors:\n{report}{}",
+        stderr(&validate)
+    );
+    assert_eq!(
+        report.matches(": 0 errors, 0 warnings").count(),
+        files.len(),
+        "{report}"
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
