@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // Validates glTF 2.0 files with the Khronos glTF-Validator (npm package `gltf-validator`).
-// Usage: node tools/validate-gltf.mjs FILE... [--json]
+// Usage: node tools/validate-gltf.mjs FILE... [--json | --lines]
 // Prints one summary line per file (errors / warnings / infos / hints, and each error's code,
 // message and JSON pointer); exits 1 if any file has an error, 2 on bad usage or unreadable input.
+// --json: the validator's whole report per file. --lines: one JSON object per line and file,
+// `{"file", "errors", "warnings", "issues": [{"code", "message", "pointer"}]}` (errors only),
+// so that one node process checks many files (the differential test's mutants).
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -12,9 +15,10 @@ const validator = require('gltf-validator');
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
-const files = args.filter((a) => a !== '--json');
-if (files.length === 0) {
-  console.error('usage: node tools/validate-gltf.mjs FILE... [--json]');
+const lines = args.includes('--lines');
+const files = args.filter((a) => a !== '--json' && a !== '--lines');
+if (files.length === 0 || (json && lines)) {
+  console.error('usage: node tools/validate-gltf.mjs FILE... [--json | --lines]');
   process.exit(2);
 }
 
@@ -34,6 +38,14 @@ for (const file of files) {
       readFile(path.resolve(path.dirname(file), decodeURIComponent(uri))).then((b) => new Uint8Array(b)),
   });
   const i = report.issues;
+  if (i.numErrors > 0) failed = true;
+  if (lines) {
+    const issues = i.messages
+      .filter((m) => m.severity === 0)
+      .map((m) => ({ code: m.code, message: m.message, pointer: m.pointer ?? String(m.offset ?? '') }));
+    console.log(JSON.stringify({ file, errors: i.numErrors, warnings: i.numWarnings, issues }));
+    continue;
+  }
   if (json) {
     console.log(JSON.stringify(report, null, 2));
   }
@@ -44,6 +56,5 @@ for (const file of files) {
       console.log(`  ${kind} ${m.code}: ${m.message} at ${m.pointer ?? m.offset ?? ''}`);
     }
   }
-  if (i.numErrors > 0) failed = true;
 }
 process.exit(failed ? 1 : 0);
