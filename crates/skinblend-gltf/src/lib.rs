@@ -28,6 +28,7 @@ pub mod export;
 pub mod info;
 mod model;
 mod pose;
+mod spec_rules;
 
 pub use container::MAX_FILE_BYTES;
 pub use error::{GltfError, Result};
