@@ -467,6 +467,7 @@ impl Model {
         let skins = load_skins(&root, &buffers)?;
         check_skin_hierarchy(&root, &nodes)?;
         let mut repairs = Repairs::default();
+        check_shared_vertex_views(&root)?;
         let meshes = load_meshes(&root, &buffers, &mut repairs)?;
         check_skinned_nodes(&nodes, &skins, &meshes)?;
         let animations = load_animations(
@@ -713,6 +714,54 @@ fn check_views_inside_buffers(root: &Root, buffers: &[Vec<u8>]) -> Result<()> {
                     view.buffer.value()
                 ),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// A buffer view that holds more than one vertex attribute accessor (interleaved or one after
+/// the other) must give its byteStride.
+fn check_shared_vertex_views(root: &Root) -> Result<()> {
+    // Per view: the first vertex accessor seen on it and the place that used it.
+    let mut first: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    for (m, mesh) in root.meshes.iter().enumerate() {
+        for (p, primitive) in mesh.primitives.iter().enumerate() {
+            let targets = primitive.targets.iter().flatten().flat_map(|t| {
+                [t.positions, t.normals, t.tangents]
+                    .into_iter()
+                    .flatten()
+                    .map(|i| ("targets".to_owned(), i.value()))
+            });
+            let uses = primitive
+                .attributes
+                .iter()
+                .map(|(semantic, index)| {
+                    let name = match semantic {
+                        Checked::Valid(s) => s.to_string(),
+                        Checked::Invalid => "?".to_owned(),
+                    };
+                    (format!("attributes[\"{name}\"]"), index.value())
+                })
+                .chain(targets);
+            for (place, accessor) in uses {
+                let Some(view) = root.accessors.get(accessor).and_then(|a| a.buffer_view) else {
+                    continue;
+                };
+                let view = view.value();
+                let other = *first.entry(view).or_insert(accessor);
+                let has_stride = root
+                    .buffer_views
+                    .get(view)
+                    .is_some_and(|v| v.byte_stride.is_some());
+                if other != accessor && !has_stride {
+                    return Err(GltfError::invalid(
+                        format!("meshes[{m}].primitives[{p}].{place} -> accessors[{accessor}]"),
+                        format!(
+                            "shares bufferViews[{view}] with accessors[{other}], but the view has no byteStride (required when vertex accessors share a view)"
+                        ),
+                    ));
+                }
+            }
         }
     }
     Ok(())

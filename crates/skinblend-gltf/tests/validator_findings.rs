@@ -39,6 +39,10 @@ const REFUSED: &[(&str, &str)] = &[
     ("rotation-not-unit", "not a unit quaternion"),
     ("more-inverse-binds", "matrices for 1 joints"),
     ("strided-indices", "which this use does not allow"),
+    (
+        "shared-view-without-stride",
+        "required when vertex accessors share a view",
+    ),
     ("primitive-restart", "primitive restart value"),
 ];
 
