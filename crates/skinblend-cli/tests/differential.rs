@@ -1295,19 +1295,25 @@ fn skinblend_refuses_what_the_khronos_validator_refuses() {
             ));
         }
     }
-    eprintln!(
-        "differential test, seed {seed}: {} mutants of {} sources, {validator_errors} with validator errors",
+    let mut summary = format!(
+        "differential test, seed {seed}: {} mutants of {} sources, {validator_errors} with validator errors\n",
         mutants.len(),
         sources.len()
     );
     for (outcome, n) in &counts {
-        eprintln!("  {n:5}  {outcome}");
+        summary.push_str(&format!("  {n:5}  {outcome}\n"));
     }
     for ((outcome, class), n) in &per_class {
         if !outcome.starts_with("agree") {
-            eprintln!("    {n:5}  {outcome}: {class}");
+            summary.push_str(&format!("    {n:5}  {outcome}: {class}\n"));
         }
     }
+    eprint!("{summary}");
+    // Also where CI prints it after `cargo test` (which hides a passing test's output).
+    let _ = std::fs::write(
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("differential-counts.txt"),
+        &summary,
+    );
     if failures.is_empty() && keep.is_none() {
         let _ = std::fs::remove_dir_all(&dir);
     }
