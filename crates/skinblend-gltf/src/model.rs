@@ -409,12 +409,19 @@ impl Model {
     /// a symbolic link) are errors, as are files over [`MAX_FILE_BYTES`](crate::MAX_FILE_BYTES). With `None` only
     /// data: URIs and the GLB BIN chunk can be read.
     ///
-    /// Checks, in order: the GLB container; what `gltf` 1.4.1 would index unchecked; the JSON
-    /// against the glTF schema (via `gltf`); buffers; the scene graph (one parent per node, no
-    /// cycles, depth at most [`MAX_NODE_DEPTH`]); skins (inverse bind matrices affine, finite,
-    /// invertible, one per joint); primitives (every attribute in range and finite; joint
-    /// indices below every skin the mesh is used with; weights finite and non-negative);
-    /// animations (key times strictly increasing; output counts; targets).
+    /// Checks, in order: the GLB container; what `gltf` 1.4.1 would index unchecked; rules of
+    /// the specification that the Khronos glTF-Validator enforces and the schema does not
+    /// (empty arrays, extension declarations, asset version, matrix with TRS, unit rotations,
+    /// attribute sets, animation targets); the JSON against the glTF schema (via `gltf`);
+    /// buffers (views inside each buffer's declared length); the scene graph (one parent per
+    /// node, no cycles, depth at most [`MAX_NODE_DEPTH`], scenes list roots, a skin's skeleton
+    /// above its joints); skins (inverse bind matrices affine, finite, invertible, exactly one
+    /// per joint); primitives (every attribute in range, finite, of an allowed type, with
+    /// POSITION's count and 4-byte alignment; accessor min/max exact; unit normals; joint
+    /// indices below every skin the mesh is used with; weights finite and non-negative; no
+    /// primitive restart index); animations (key times non-negative and strictly increasing,
+    /// with min/max; output counts; unit rotations; targets). Channels without a target node
+    /// are ignored, as the specification says.
     ///
     /// # Errors
     /// A [`GltfError`] naming the JSON path (or GLB byte) of the first problem found.
@@ -722,16 +729,26 @@ fn check_views_inside_buffers(root: &Root, buffers: &[Vec<u8>]) -> Result<()> {
 /// A buffer view that holds more than one vertex attribute accessor (interleaved or one after
 /// the other) must give its byteStride.
 fn check_shared_vertex_views(root: &Root) -> Result<()> {
-    // Per view: the first vertex accessor seen on it and the place that used it.
+    // Per view: the first vertex accessor seen on it.
     let mut first: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
     for (m, mesh) in root.meshes.iter().enumerate() {
         for (p, primitive) in mesh.primitives.iter().enumerate() {
-            let targets = primitive.targets.iter().flatten().flat_map(|t| {
-                [t.positions, t.normals, t.tangents]
+            let targets = primitive
+                .targets
+                .iter()
+                .flatten()
+                .enumerate()
+                .flat_map(|(t, target)| {
+                    [
+                        ("POSITION", target.positions),
+                        ("NORMAL", target.normals),
+                        ("TANGENT", target.tangents),
+                    ]
                     .into_iter()
-                    .flatten()
-                    .map(|i| ("targets".to_owned(), i.value()))
-            });
+                    .filter_map(move |(name, index)| {
+                        Some((format!("targets[{t}][\"{name}\"]"), index?.value()))
+                    })
+                });
             let uses = primitive
                 .attributes
                 .iter()
