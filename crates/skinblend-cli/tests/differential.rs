@@ -59,6 +59,11 @@ const KNOWN_STRICTER: &[(&str, &str)] = &[
          validator only warns (the schema allows other strings for extensions)",
     ),
     (
+        "is not invertible",
+        "a singular inverse bind matrix has no bind pose to skin from (no joint origin for \
+         DQS or CoR); the validator does not check invertibility",
+    ),
+    (
         "attributes[\"POSITION\"]: required value missing",
         "a primitive without POSITION has nothing to skin or draw; the specification allows it \
          (an extension may supply the geometry) but skinblend implements none that does",

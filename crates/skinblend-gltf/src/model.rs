@@ -1022,8 +1022,8 @@ fn check_unit(path: &str, index: usize, data: &AccessorData, width: usize) -> Re
     Ok(())
 }
 
-/// Every attribute of a primitive: as many elements as POSITION, vertex-buffer alignment (data
-/// start and stride multiples of 4), and TEXCOORD_n and COLOR_n of the types the specification
+/// Every attribute of a primitive: as many elements as POSITION, vertex-buffer alignment
+/// (accessor byteOffset and view byteStride multiples of 4), and TEXCOORD_n and COLOR_n of the types the specification
 /// allows.
 fn check_vertex_attributes(
     root: &Root,
@@ -1051,7 +1051,9 @@ fn check_vertex_attributes(
                 ),
             ));
         }
-        let start = accessor::start_in_buffer(root, index).unwrap_or(0);
+        // "Aligned to 4-byte boundaries inside a bufferView": the accessor's offset and the
+        // view's stride (the view's own offset only needs the component size, checked on read).
+        let start = accessor.byte_offset.map_or(0, |o| o.0);
         let stride = accessor
             .buffer_view
             .and_then(|v| root.buffer_views.get(v.value()))
@@ -1061,7 +1063,7 @@ fn check_vertex_attributes(
             return Err(GltfError::invalid(
                 place,
                 format!(
-                    "starts at byte {start} with stride {stride}: vertex attributes must be aligned to 4 bytes"
+                    "byteOffset {start} with stride {stride}: vertex attributes must be aligned to 4 bytes in their buffer view"
                 ),
             ));
         }
