@@ -168,7 +168,90 @@ fn view_bytes<'a>(
             ),
         )
     })?;
-    Ok((&buffer[offset..end], view.byte_stride.map(|s| s.0)))
+    let stride = view.byte_stride.map(|s| s.0);
+    if let Some(stride) = stride {
+        // The specification's schema: 4 to 252 bytes, a multiple of 4.
+        if !(4..=252).contains(&stride) || stride % 4 != 0 {
+            return Err(GltfError::invalid(
+                format!("{path}.byteStride"),
+                format!("{stride} is not a multiple of 4 from 4 to 252"),
+            ));
+        }
+    }
+    Ok((&buffer[offset..end], stride))
+}
+
+/// Where accessor `index`'s data starts in its buffer: `bufferView.byteOffset + byteOffset`,
+/// `None` without a buffer view.
+pub(crate) fn start_in_buffer(root: &Root, index: usize) -> Option<u64> {
+    let accessor = root.accessors.get(index)?;
+    let view = root.buffer_views.get(accessor.buffer_view?.value())?;
+    Some(view.byte_offset.map_or(0, |o| o.0) + accessor.byte_offset.map_or(0, |o| o.0))
+}
+
+/// A normalized integer component as the specification decodes it (the value itself when not
+/// normalized or a float).
+fn decode_normalized(c: f64, ct: ComponentType, normalized: bool) -> f64 {
+    if !normalized {
+        return c;
+    }
+    match ct {
+        ComponentType::I8 => (c / 127.0).max(-1.0),
+        ComponentType::U8 => c / 255.0,
+        ComponentType::I16 => (c / 32767.0).max(-1.0),
+        ComponentType::U16 => c / 65535.0,
+        ComponentType::U32 | ComponentType::F32 => c,
+    }
+}
+
+/// Checks `min` and `max`, where the accessor declares them, against the decoded values: one
+/// value per component, each the exact extreme (as the Khronos validator checks; floats compare
+/// as f32, integers as stored before normalization).
+fn check_bounds(
+    accessor: &gltf::json::Accessor,
+    path: &str,
+    ct: ComponentType,
+    components: usize,
+    values: &[f64],
+) -> Result<()> {
+    for (key, bound) in [("min", &accessor.min), ("max", &accessor.max)] {
+        let Some(bound) = bound else { continue };
+        let declared: Vec<f64> = match bound.as_array() {
+            Some(items) if items.len() == components => {
+                items.iter().filter_map(serde_json::Value::as_f64).collect()
+            }
+            _ => Vec::new(),
+        };
+        if declared.len() != components {
+            return Err(GltfError::invalid(
+                format!("{path}.{key}"),
+                format!("is not an array of {components} numbers (one per component)"),
+            ));
+        }
+        if values.is_empty() {
+            continue;
+        }
+        for (c, &declared) in declared.iter().enumerate() {
+            let column = values.iter().skip(c).step_by(components).copied();
+            let actual = if key == "min" {
+                column.fold(f64::INFINITY, f64::min)
+            } else {
+                column.fold(f64::NEG_INFINITY, f64::max)
+            };
+            let expected = if ct == ComponentType::F32 {
+                f64::from(declared as f32)
+            } else {
+                decode_normalized(declared, ct, accessor.normalized)
+            };
+            if expected != actual {
+                return Err(GltfError::invalid(
+                    format!("{path}.{key}[{c}]"),
+                    format!("declares {declared}, but the data's {key}imum is {actual}"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn to_usize(value: u64, path: &str) -> Result<usize> {
@@ -217,6 +300,21 @@ pub fn read(root: &Root, buffers: &[Vec<u8>], index: usize, context: &str) -> Re
                 ));
             }
             let offset = to_usize(accessor.byte_offset.map_or(0, |o| o.0), &path)?;
+            if offset % csize != 0 {
+                return Err(GltfError::invalid(
+                    format!("{path}.byteOffset"),
+                    format!("{offset} is not a multiple of the component size {csize}"),
+                ));
+            }
+            let start = start_in_buffer(root, index).unwrap_or(0);
+            if !start.is_multiple_of(csize as u64) {
+                return Err(GltfError::invalid(
+                    format!("{path}.byteOffset"),
+                    format!(
+                        "the data starts at byte {start} of the buffer, not a multiple of the component size {csize}"
+                    ),
+                ));
+            }
             if count > 0 {
                 let needed = stride
                     .checked_mul(count - 1)
@@ -319,6 +417,7 @@ pub fn read(root: &Root, buffers: &[Vec<u8>], index: usize, context: &str) -> Re
             ),
         ));
     }
+    check_bounds(accessor, &path, ct, components, &values)?;
     Ok(AccessorData {
         components,
         component_type: ct,

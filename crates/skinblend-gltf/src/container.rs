@@ -154,7 +154,9 @@ pub(crate) fn load_buffer(
         }
         Some(uri) => read_uri(&format!("{path}.uri"), uri, base)?,
     };
-    if data.len() < byte_length {
+    // A URI's data has exactly byteLength bytes; the GLB BIN chunk may be padded past it.
+    // Only the declared bytes are the buffer: views are checked against them.
+    if data.len() < byte_length || (uri.is_some() && data.len() != byte_length) {
         return Err(GltfError::invalid(
             format!("{path}.byteLength"),
             format!(
@@ -163,6 +165,8 @@ pub(crate) fn load_buffer(
             ),
         ));
     }
+    let mut data = data;
+    data.truncate(byte_length);
     Ok(data)
 }
 

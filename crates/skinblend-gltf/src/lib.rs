@@ -30,6 +30,7 @@ mod model;
 mod pose;
 pub mod rigs;
 mod scene;
+mod spec_rules;
 mod topology;
 
 /// The repository's README: its Rust code blocks are compiled and run as doctests of this

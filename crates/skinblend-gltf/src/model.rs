@@ -14,6 +14,7 @@ use skinblend::{InfluenceBuildReport, Influences};
 use crate::accessor::{self, AccessorData};
 use crate::container;
 use crate::error::{GltfError, Result};
+use crate::spec_rules::{self, UNIT_QUATERNION_TOLERANCE, UNIT_VECTOR_TOLERANCE};
 
 /// A node deeper than this below its scene root is rejected: no real rig comes near it, and it
 /// bounds the work on a hostile file (world matrices are one forward pass, never recursion).
@@ -408,12 +409,19 @@ impl Model {
     /// a symbolic link) are errors, as are files over [`MAX_FILE_BYTES`](crate::MAX_FILE_BYTES). With `None` only
     /// data: URIs and the GLB BIN chunk can be read.
     ///
-    /// Checks, in order: the GLB container; what `gltf` 1.4.1 would index unchecked; the JSON
-    /// against the glTF schema (via `gltf`); buffers; the scene graph (one parent per node, no
-    /// cycles, depth at most [`MAX_NODE_DEPTH`]); skins (inverse bind matrices affine, finite,
-    /// invertible, one per joint); primitives (every attribute in range and finite; joint
-    /// indices below every skin the mesh is used with; weights finite and non-negative);
-    /// animations (key times strictly increasing; output counts; targets).
+    /// Checks, in order: the GLB container; what `gltf` 1.4.1 would index unchecked; rules of
+    /// the specification that the Khronos glTF-Validator enforces and the schema does not
+    /// (empty arrays, extension declarations, asset version, matrix with TRS, unit rotations,
+    /// attribute sets, animation targets); the JSON against the glTF schema (via `gltf`);
+    /// buffers (views inside each buffer's declared length); the scene graph (one parent per
+    /// node, no cycles, depth at most [`MAX_NODE_DEPTH`], scenes list roots, a skin's skeleton
+    /// above its joints); skins (inverse bind matrices affine, finite, invertible, exactly one
+    /// per joint); primitives (every attribute in range, finite, of an allowed type, with
+    /// POSITION's count and 4-byte alignment; accessor min/max exact; unit normals; joint
+    /// indices below every skin the mesh is used with; weights finite and non-negative; no
+    /// primitive restart index); animations (key times non-negative and strictly increasing,
+    /// with min/max; output counts; unit rotations; targets). Channels without a target node
+    /// are ignored, as the specification says.
     ///
     /// # Errors
     /// A [`GltfError`] naming the JSON path (or GLB byte) of the first problem found.
@@ -423,9 +431,14 @@ impl Model {
             message: e.to_string(),
         })?;
         prevalidate(&json)?;
-        let root: Root = serde_json::from_value(json.clone()).map_err(|e| GltfError::Json {
-            message: e.to_string(),
-        })?;
+        spec_rules::check(&json)?;
+        let (readable, channel_numbers) = spec_rules::without_untargeted_channels(&json);
+        let root: Root =
+            serde_json::from_value(readable.unwrap_or_else(|| json.clone())).map_err(|e| {
+                GltfError::Json {
+                    message: e.to_string(),
+                }
+            })?;
         let mut problems = Vec::new();
         root.validate(&root, gltf::json::Path::new, &mut |path, error| {
             problems.push((path().as_str().to_owned(), error));
@@ -455,12 +468,23 @@ impl Model {
             )?);
         }
 
+        check_views_inside_buffers(&root, &buffers)?;
         let (nodes, order) = load_nodes(&root)?;
+        check_scene_roots(&root, &nodes)?;
         let skins = load_skins(&root, &buffers)?;
+        check_skin_hierarchy(&root, &nodes)?;
         let mut repairs = Repairs::default();
+        check_shared_vertex_views(&root)?;
         let meshes = load_meshes(&root, &buffers, &mut repairs)?;
         check_skinned_nodes(&nodes, &skins, &meshes)?;
-        let animations = load_animations(&root, &buffers, &nodes, &meshes, &mut repairs)?;
+        let animations = load_animations(
+            &root,
+            &buffers,
+            &nodes,
+            &meshes,
+            &channel_numbers,
+            &mut repairs,
+        )?;
         repairs.rotations_normalized += nodes_rotation_repairs(&root);
 
         Ok(Self {
@@ -679,6 +703,161 @@ fn load_nodes(root: &Root) -> Result<(Vec<Node>, Vec<usize>)> {
     Ok((nodes, order))
 }
 
+/// Every buffer view lies inside its buffer's declared bytes, used by an accessor or not (an
+/// image's view, for one).
+fn check_views_inside_buffers(root: &Root, buffers: &[Vec<u8>]) -> Result<()> {
+    for (v, view) in root.buffer_views.iter().enumerate() {
+        let length = buffers.get(view.buffer.value()).map_or(0, Vec::len) as u64;
+        let offset = view.byte_offset.map_or(0, |o| o.0);
+        if offset
+            .checked_add(view.byte_length.0)
+            .is_none_or(|end| end > length)
+        {
+            return Err(GltfError::invalid(
+                format!("bufferViews[{v}].byteLength"),
+                format!(
+                    "bytes {offset}..{offset}+{} run past the end of buffers[{}] ({length} bytes)",
+                    view.byte_length.0,
+                    view.buffer.value()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A buffer view that holds more than one vertex attribute accessor (interleaved or one after
+/// the other) must give its byteStride.
+fn check_shared_vertex_views(root: &Root) -> Result<()> {
+    // Per view: the first vertex accessor seen on it.
+    let mut first: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    for (m, mesh) in root.meshes.iter().enumerate() {
+        for (p, primitive) in mesh.primitives.iter().enumerate() {
+            let targets = primitive
+                .targets
+                .iter()
+                .flatten()
+                .enumerate()
+                .flat_map(|(t, target)| {
+                    [
+                        ("POSITION", target.positions),
+                        ("NORMAL", target.normals),
+                        ("TANGENT", target.tangents),
+                    ]
+                    .into_iter()
+                    .filter_map(move |(name, index)| {
+                        Some((format!("targets[{t}][\"{name}\"]"), index?.value()))
+                    })
+                });
+            let uses = primitive
+                .attributes
+                .iter()
+                .map(|(semantic, index)| {
+                    let name = match semantic {
+                        Checked::Valid(s) => s.to_string(),
+                        Checked::Invalid => "?".to_owned(),
+                    };
+                    (format!("attributes[\"{name}\"]"), index.value())
+                })
+                .chain(targets);
+            for (place, accessor) in uses {
+                let Some(view) = root.accessors.get(accessor).and_then(|a| a.buffer_view) else {
+                    continue;
+                };
+                let view = view.value();
+                let other = *first.entry(view).or_insert(accessor);
+                let has_stride = root
+                    .buffer_views
+                    .get(view)
+                    .is_some_and(|v| v.byte_stride.is_some());
+                if other != accessor && !has_stride {
+                    return Err(GltfError::invalid(
+                        format!("meshes[{m}].primitives[{p}].{place} -> accessors[{accessor}]"),
+                        format!(
+                            "shares bufferViews[{view}] with accessors[{other}], but the view has no byteStride (required when vertex accessors share a view)"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every node a scene lists must be a root (no parent).
+fn check_scene_roots(root: &Root, nodes: &[Node]) -> Result<()> {
+    for (s, scene) in root.scenes.iter().enumerate() {
+        for (k, node) in scene.nodes.iter().enumerate() {
+            if let Some(parent) = nodes.get(node.value()).and_then(|n| n.parent) {
+                return Err(GltfError::invalid(
+                    format!("scenes[{s}].nodes[{k}]"),
+                    format!(
+                        "node {} is not a root (its parent is nodes[{parent}])",
+                        node.value()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `ancestor` is `node` or lies above it.
+fn is_ancestor_or_self(nodes: &[Node], ancestor: usize, node: usize) -> bool {
+    let mut at = Some(node);
+    while let Some(n) = at {
+        if n == ancestor {
+            return true;
+        }
+        at = nodes[n].parent;
+    }
+    false
+}
+
+/// A skin's `skeleton`, if given, lies above (or is) every joint.
+fn check_skin_hierarchy(root: &Root, nodes: &[Node]) -> Result<()> {
+    for (s, skin) in root.skins.iter().enumerate() {
+        let Some(skeleton) = skin.skeleton.map(|n| n.value()) else {
+            continue;
+        };
+        for (k, joint) in skin.joints.iter().enumerate() {
+            if skeleton < nodes.len() && !is_ancestor_or_self(nodes, skeleton, joint.value()) {
+                return Err(GltfError::invalid(
+                    format!("skins[{s}].skeleton"),
+                    format!(
+                        "node {skeleton} is not an ancestor of joint {k} (nodes[{}])",
+                        joint.value()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Accessors used by animations, skins and indices must be tightly packed (their buffer
+/// views carry no `byteStride`).
+fn check_no_stride(root: &Root, accessor: usize, context: &str) -> Result<()> {
+    let view = root
+        .accessors
+        .get(accessor)
+        .and_then(|a| a.buffer_view)
+        .and_then(|v| {
+            root.buffer_views
+                .get(v.value())
+                .map(|view| (v.value(), view))
+        });
+    if let Some((v, view)) = view {
+        if view.byte_stride.is_some() {
+            return Err(GltfError::invalid(
+                format!("{context} -> accessors[{accessor}]"),
+                format!("its bufferViews[{v}] has a byteStride, which this use does not allow"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn load_skins(root: &Root, buffers: &[Vec<u8>]) -> Result<Vec<Skin>> {
     let mut skins = Vec::with_capacity(root.skins.len());
     for (s, skin) in root.skins.iter().enumerate() {
@@ -699,6 +878,7 @@ fn load_skins(root: &Root, buffers: &[Vec<u8>]) -> Result<Vec<Skin>> {
             None => vec![Mat4::IDENTITY; joints.len()],
             Some(index) => {
                 let context = format!("{path}.inverseBindMatrices");
+                check_no_stride(root, index.value(), &context)?;
                 let data = accessor::read_typed(
                     root,
                     buffers,
@@ -707,7 +887,7 @@ fn load_skins(root: &Root, buffers: &[Vec<u8>]) -> Result<Vec<Skin>> {
                     Type::Mat4,
                     &[FLOAT],
                 )?;
-                if data.count() < joints.len() {
+                if data.count() != joints.len() {
                     return Err(GltfError::invalid(
                         context,
                         format!(
@@ -820,6 +1000,114 @@ fn checked_count(path: &str, what: &str, data: &AccessorData, expected: usize) -
     Ok(())
 }
 
+/// Each unit vector (NORMAL; TANGENT's xyz, whose w must be 1 or −1) within the validator's
+/// tolerance of length 1.
+fn check_unit(path: &str, index: usize, data: &AccessorData, width: usize) -> Result<()> {
+    for (v, c) in data.values.chunks_exact(width).enumerate() {
+        let length = Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32).length();
+        let place = || format!("{path} -> accessors[{index}] element {v}");
+        if (length - 1.0).abs() > UNIT_VECTOR_TOLERANCE {
+            return Err(GltfError::invalid(
+                place(),
+                format!("has length {length}, not a unit vector"),
+            ));
+        }
+        if width == 4 && c[3].abs() != 1.0 {
+            return Err(GltfError::invalid(
+                place(),
+                format!("w is {}, not 1 or -1", c[3]),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every attribute of a primitive: as many elements as POSITION, vertex-buffer alignment
+/// (accessor byteOffset and view byteStride multiples of 4), and TEXCOORD_n and COLOR_n of the types the specification
+/// allows.
+fn check_vertex_attributes(
+    root: &Root,
+    primitive: &gltf::json::mesh::Primitive,
+    path: &str,
+    vertex_count: usize,
+    quantized: bool,
+) -> Result<()> {
+    for (semantic, index) in &primitive.attributes {
+        let Checked::Valid(semantic) = semantic else {
+            continue;
+        };
+        let index = index.value();
+        let name = semantic.to_string();
+        let place = format!("{path}.attributes[\"{name}\"] -> accessors[{index}]");
+        let Some(accessor) = root.accessors.get(index) else {
+            continue;
+        };
+        if accessor.count.0 != vertex_count as u64 {
+            return Err(GltfError::invalid(
+                place,
+                format!(
+                    "has {} elements, POSITION has {vertex_count}",
+                    accessor.count.0
+                ),
+            ));
+        }
+        // "Aligned to 4-byte boundaries inside a bufferView": the accessor's offset and the
+        // view's stride (the view's own offset only needs the component size, checked on read).
+        let start = accessor.byte_offset.map_or(0, |o| o.0);
+        let stride = accessor
+            .buffer_view
+            .and_then(|v| root.buffer_views.get(v.value()))
+            .and_then(|v| v.byte_stride)
+            .map_or(0, |s| s.0);
+        if !start.is_multiple_of(4) || !stride.is_multiple_of(4) {
+            return Err(GltfError::invalid(
+                place,
+                format!(
+                    "byteOffset {start} with stride {stride}: vertex attributes must be aligned to 4 bytes in their buffer view"
+                ),
+            ));
+        }
+        let allowed: &[(ComponentType, bool)] = match semantic {
+            Semantic::TexCoords(_) if quantized => &[
+                FLOAT,
+                (ComponentType::I8, false),
+                (ComponentType::I8, true),
+                (ComponentType::U8, false),
+                (ComponentType::U8, true),
+                (ComponentType::I16, false),
+                (ComponentType::I16, true),
+                (ComponentType::U16, false),
+                (ComponentType::U16, true),
+            ],
+            Semantic::TexCoords(_) | Semantic::Colors(_) => WEIGHT_TYPES,
+            _ => continue,
+        };
+        let types: &[Type] = match semantic {
+            Semantic::TexCoords(_) => &[Type::Vec2],
+            _ => &[Type::Vec3, Type::Vec4],
+        };
+        let (Checked::Valid(ty), Checked::Valid(ct)) = (accessor.type_, accessor.component_type)
+        else {
+            continue;
+        };
+        if !types.contains(&ty) || !allowed.contains(&(ct.0, accessor.normalized)) {
+            return Err(GltfError::invalid(
+                place,
+                format!(
+                    "{ty:?} of {}{} is not allowed for {name}",
+                    accessor::component_name(ct.0),
+                    if accessor.normalized {
+                        " normalized"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn load_primitive(
     root: &Root,
     buffers: &[Vec<u8>],
@@ -833,15 +1121,41 @@ fn load_primitive(
     };
     let position_index = attribute(primitive, Semantic::Positions)
         .ok_or_else(|| GltfError::invalid(attr_path("POSITION"), "missing"))?;
+    // Quantized attributes need KHR_mesh_quantization declared.
+    let quantized = root
+        .extensions_used
+        .iter()
+        .any(|e| e == "KHR_mesh_quantization");
+    let position_types = if quantized {
+        QUANTIZED_ANY
+    } else {
+        &[FLOAT][..]
+    };
+    let signed_normalized = if quantized {
+        SIGNED_NORMALIZED
+    } else {
+        &[FLOAT][..]
+    };
+    if root
+        .accessors
+        .get(position_index)
+        .is_some_and(|a| a.min.is_none() || a.max.is_none())
+    {
+        return Err(GltfError::invalid(
+            format!("{} -> accessors[{position_index}]", attr_path("POSITION")),
+            "has no min and max (POSITION accessors must declare them)",
+        ));
+    }
     let positions_data = accessor::read_typed(
         root,
         buffers,
         position_index,
         &attr_path("POSITION"),
         Type::Vec3,
-        QUANTIZED_ANY,
+        position_types,
     )?;
     let vertex_count = positions_data.count();
+    check_vertex_attributes(root, primitive, path, vertex_count, quantized)?;
     let positions = vec3s(&positions_data);
 
     let normals = match attribute(primitive, Semantic::Normals) {
@@ -853,9 +1167,10 @@ fn load_primitive(
                 index,
                 &attr_path("NORMAL"),
                 Type::Vec3,
-                SIGNED_NORMALIZED,
+                signed_normalized,
             )?;
             checked_count(&attr_path("NORMAL"), "NORMAL", &data, vertex_count)?;
+            check_unit(&attr_path("NORMAL"), index, &data, 3)?;
             Some(vec3s(&data))
         }
     };
@@ -868,9 +1183,10 @@ fn load_primitive(
                 index,
                 &attr_path("TANGENT"),
                 Type::Vec4,
-                SIGNED_NORMALIZED,
+                signed_normalized,
             )?;
             checked_count(&attr_path("TANGENT"), "TANGENT", &data, vertex_count)?;
+            check_unit(&attr_path("TANGENT"), index, &data, 4)?;
             Some(
                 data.values
                     .chunks_exact(4)
@@ -899,6 +1215,7 @@ fn load_primitive(
         None => None,
         Some(index) => {
             let context = format!("{path}.indices");
+            check_no_stride(root, index.value(), &context)?;
             let data = accessor::read_typed(
                 root,
                 buffers,
@@ -908,6 +1225,19 @@ fn load_primitive(
                 INDEX_TYPES,
             )?;
             let indices: Vec<u32> = data.values.iter().map(|&v| v as u32).collect();
+            // The largest value of the type means "restart the strip" in some APIs: the
+            // specification forbids it.
+            let restart = match data.component_type {
+                ComponentType::U8 => u32::from(u8::MAX),
+                ComponentType::U16 => u32::from(u16::MAX),
+                _ => u32::MAX,
+            };
+            if let Some(i) = indices.iter().position(|&v| v == restart) {
+                return Err(GltfError::invalid(
+                    format!("{context} -> accessors[{}] element {i}", index.value()),
+                    format!("index {restart} is the primitive restart value, which glTF forbids"),
+                ));
+            }
             if let Some(i) = indices.iter().position(|&v| v as usize >= vertex_count) {
                 return Err(GltfError::invalid(
                     format!("{context} -> accessors[{}] element {i}", index.value()),
@@ -1133,6 +1463,7 @@ fn load_animations(
     buffers: &[Vec<u8>],
     nodes: &[Node],
     meshes: &[Mesh],
+    channel_numbers: &[Vec<usize>],
     repairs: &mut Repairs,
 ) -> Result<Vec<Animation>> {
     let mut animations = Vec::with_capacity(root.animations.len());
@@ -1142,7 +1473,13 @@ fn load_animations(
         let mut widths: Vec<Option<(usize, ChannelPath)>> = vec![None; animation.samplers.len()];
         let mut channels = Vec::with_capacity(animation.channels.len());
         for (c, channel) in animation.channels.iter().enumerate() {
-            let path = format!("animations[{a}].channels[{c}]");
+            // The channel's index in the file (channels without a target node were left out).
+            let number = channel_numbers
+                .get(a)
+                .and_then(|n| n.get(c))
+                .copied()
+                .unwrap_or(c);
+            let path = format!("animations[{a}].channels[{number}]");
             let node = channel.target.node.value();
             if node >= nodes.len() {
                 return Err(GltfError::invalid(
@@ -1212,6 +1549,18 @@ fn load_animations(
                 }
             };
             let input_path = format!("{path}.input");
+            check_no_stride(root, sampler.input.value(), &input_path)?;
+            check_no_stride(root, sampler.output.value(), &format!("{path}.output"))?;
+            if root
+                .accessors
+                .get(sampler.input.value())
+                .is_some_and(|a| a.min.is_none() || a.max.is_none())
+            {
+                return Err(GltfError::invalid(
+                    format!("{input_path} -> accessors[{}]", sampler.input.value()),
+                    "has no min and max (key time accessors must declare them)",
+                ));
+            }
             let input = accessor::read_typed(
                 root,
                 buffers,
@@ -1223,6 +1572,15 @@ fn load_animations(
             let times_s: Vec<f32> = input.values.iter().map(|&v| v as f32).collect();
             if times_s.is_empty() {
                 return Err(GltfError::invalid(input_path, "has no keys"));
+            }
+            if times_s[0] < 0.0 {
+                return Err(GltfError::invalid(
+                    format!(
+                        "{input_path} -> accessors[{}] element 0",
+                        sampler.input.value()
+                    ),
+                    format!("key time {} s is negative", times_s[0]),
+                ));
             }
             for k in 1..times_s.len() {
                 if times_s[k] <= times_s[k - 1] {
@@ -1287,6 +1645,15 @@ fn load_animations(
                                 sampler.output.value()
                             ),
                             "zero quaternion is not a rotation",
+                        ));
+                    }
+                    if (length - 1.0).abs() > UNIT_QUATERNION_TOLERANCE {
+                        return Err(GltfError::invalid(
+                            format!(
+                                "{output_path} -> accessors[{}] element {k}",
+                                sampler.output.value()
+                            ),
+                            format!("rotation has length {length}, not a unit quaternion"),
                         ));
                     }
                     if (length - 1.0).abs() > 1e-3 {
