@@ -502,12 +502,12 @@ fn reference_table(rows: &[EvidenceRow]) -> Block {
             .iter()
             .map(|h| (*h).to_owned())
             .collect(),
-        rows: evidence::seed_comparison(rows)
+        rows: evidence::reference_comparison(rows)
             .into_iter()
             .map(|c| {
                 vec![
                     c.what.to_owned(),
-                    c.seed.to_owned(),
+                    c.reference.to_owned(),
                     c.ours,
                     if c.agrees { "yes" } else { "NO" }.to_owned(),
                     c.remark.to_owned(),

@@ -1,5 +1,5 @@
 //! The evidence table: every fixture at several angles under every method, measured the same
-//! way, and the seed's own figures beside ours.
+//! way, and the reference figures of another engine's DQS documentation beside ours.
 
 use glam::Vec3;
 
@@ -172,24 +172,25 @@ pub fn measure_skinned(
     })
 }
 
-/// One figure the seed quotes, and ours for the same measurement.
+/// One figure quoted by another engine's DQS documentation (the reference), and ours for the
+/// same measurement.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SeedComparison {
+pub struct ReferenceComparison {
     /// What is measured.
     pub what: &'static str,
-    /// The seed's figure, as it prints it.
-    pub seed: &'static str,
+    /// The reference's figure, as it prints it.
+    pub reference: &'static str,
     /// Ours, printed the same way.
     pub ours: String,
-    /// Whether ours agrees at the seed's printed precision.
+    /// Whether ours agrees at the reference's printed precision.
     pub agrees: bool,
     /// Why they differ, or how ours is measured when that needs saying.
     pub remark: &'static str,
 }
 
-/// The seed's figures for `twist_coarse` at 180° beside ours, from `rows`.
+/// The reference's figures for `twist_coarse` at 180° beside ours, from `rows`.
 #[must_use]
-pub fn seed_comparison(rows: &[EvidenceRow]) -> Vec<SeedComparison> {
+pub fn reference_comparison(rows: &[EvidenceRow]) -> Vec<ReferenceComparison> {
     let find = |method| {
         rows.iter()
             .find(|r| r.fixture == "twist_coarse" && r.angle_deg == 180.0 && r.method == method)
@@ -200,16 +201,16 @@ pub fn seed_comparison(rows: &[EvidenceRow]) -> Vec<SeedComparison> {
     let percent = |x: f64| format!("{:.1}%", x * 100.0);
     let three = |x: f64| format!("{x:.3}");
     let range = |s: &RatioStats| format!("[{:.7}, {:.7}]", s.min, s.max);
-    let make = |what, seed: &'static str, ours: String, remark| SeedComparison {
+    let make = |what, reference: &'static str, ours: String, remark| ReferenceComparison {
         what,
-        agrees: ours == seed,
-        seed,
+        agrees: ours == reference,
+        reference,
         ours,
         remark,
     };
     let ring = &dq.ring_distance_ratio;
-    // The seed's range is f32 round-off around exactly 1; ours is judged by the contract the
-    // seed states (every pair kept) at the bound of 1e-6.
+    // The reference's range is f32 round-off around exactly 1; ours is judged by the contract
+    // the reference states (every pair kept) at a bound of 1e-6.
     let ring_kept = ring.min >= 1.0 - 1e-6 && ring.max <= 1.0 + 1e-6;
     vec![
         make(
@@ -230,7 +231,7 @@ pub fn seed_comparison(rows: &[EvidenceRow]) -> Vec<SeedComparison> {
             dq.ring_distance_ratio.count.to_string(),
             "",
         ),
-        SeedComparison {
+        ReferenceComparison {
             agrees: ring_kept,
             ..make(
                 "joint-ring pair-distance ratio, DQS",
