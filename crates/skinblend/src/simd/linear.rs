@@ -1,0 +1,248 @@
+//! Linear blend skinning, eight vertices at a time, and the 3x4 blend CoR shares.
+
+use std::arch::x86_64::*;
+
+use super::lanes::{
+    abs8, all8, cross8, dot8, load3x8, load_tangents8, normalize8_or, scale8, store3x8,
+    store_tangents8, transpose8, Block, LANES,
+};
+use crate::kernels::{MIN_WEIGHT_SUM, SINGULAR_RELATIVE};
+use crate::skin::{Diagnostics, SkinOutputs};
+
+/// The blended 3x4s of eight vertices, one component of all eight per register.
+pub(super) struct Linear8 {
+    /// Columns x, y, z of the blended 3x3, as `[x, y, z]` each (weights as stored).
+    pub(super) columns: [[__m256; 3]; 3],
+    /// The blended translation (weights as stored).
+    pub(super) translation: [__m256; 3],
+    /// `1 / Σw` where the palette renormalizes, else 1: the factor that turns the blend of the
+    /// stored weights into the blend of normalized ones.
+    pub(super) weight_scale: __m256,
+}
+
+impl Linear8 {
+    /// `M p` with the weights normalized (where the palette renormalizes).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn point(&self, p: [__m256; 3]) -> [__m256; 3] {
+        let [c0, c1, c2] = self.columns;
+        let t = self.translation;
+        let mut out = [_mm256_setzero_ps(); 3];
+        for a in 0..3 {
+            out[a] = _mm256_fmadd_ps(
+                c2[a],
+                p[2],
+                _mm256_fmadd_ps(c1[a], p[1], _mm256_fmadd_ps(c0[a], p[0], t[a])),
+            );
+        }
+        scale8(out, self.weight_scale)
+    }
+}
+
+/// Blends the 3x4s of vertices `base .. base + 8`, or `None` when one of them is unweighted
+/// (its weights sum to less than `MIN_WEIGHT_SUM`, as the scalar kernel).
+///
+/// Per vertex, each influence is one broadcast and two fused multiply-adds on the matrix as two
+/// 256-bit halves `(x | y)` and `(z | t)`. The translation's lane 3 (padding in `Affine3A`) is
+/// replaced by 1 before the multiply-add, so the blend carries `Σw` there, summed in slot order
+/// as the scalar kernel sums it; the other padding lanes are blended and dropped unread.
+/// The weights are not divided by their sum per vertex: normalizing is one eight-wide multiply
+/// of the result ([`Linear8::point`]), and the normal and tangent directions are normalized
+/// anyway (the singular test is scale-free).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> Option<Linear8> {
+    let matrices = block.linear.as_ptr().cast::<f32>();
+    let one_in_lane_7 = _mm256_set1_ps(1.0);
+    let mut rows01 = [_mm256_setzero_ps(); LANES];
+    let mut rows23 = [_mm256_setzero_ps(); LANES];
+    for l in 0..LANES {
+        let (joints, weights) = block.influences::<K>(base + l);
+        let mut c01 = _mm256_setzero_ps();
+        let mut c23 = _mm256_setzero_ps();
+        for (&joint, &weight) in joints.iter().zip(weights) {
+            let w = _mm256_set1_ps(weight);
+            // SAFETY: `Influences` guarantees joint < joint_count and `skin_into` checked that
+            // the palette has at least joint_count matrices; an `Affine3A` is 16 contiguous f32s
+            // (layout asserts in `lanes`), so both 32-byte loads are inside matrix `joint`.
+            let (m01, m23) = unsafe {
+                let m = matrices.add(usize::from(joint) * 16);
+                (_mm256_loadu_ps(m), _mm256_loadu_ps(m.add(8)))
+            };
+            let m23 = _mm256_blend_ps::<0x80>(m23, one_in_lane_7);
+            c01 = _mm256_fmadd_ps(m01, w, c01);
+            c23 = _mm256_fmadd_ps(m23, w, c23);
+        }
+        rows01[l] = c01;
+        rows23[l] = c23;
+    }
+    // [c0x c0y c0z _ c1x c1y c1z _] and [c2x c2y c2z _ tx ty tz Σw], per lane.
+    let [c0x, c0y, c0z, _, c1x, c1y, c1z, _] = transpose8(rows01);
+    let [c2x, c2y, c2z, _, tx, ty, tz, sum] = transpose8(rows23);
+    if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
+        sum,
+        _mm256_set1_ps(MIN_WEIGHT_SUM),
+    )) {
+        return None;
+    }
+    let weight_scale = if block.renormalize {
+        _mm256_div_ps(_mm256_set1_ps(1.0), sum)
+    } else {
+        _mm256_set1_ps(1.0)
+    };
+    Some(Linear8 {
+        columns: [[c0x, c0y, c0z], [c1x, c1y, c1z], [c2x, c2y, c2z]],
+        translation: [tx, ty, tz],
+        weight_scale,
+    })
+}
+
+/// LBS of vertices `base .. base + 8`. Returns `false`, having written nothing, when one of
+/// them is unweighted.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn block<const K: usize, const N: bool, const T: bool>(
+    block: &Block<'_>,
+    outputs: &mut SkinOutputs<'_>,
+    base: usize,
+    diagnostics: &mut Diagnostics,
+) -> bool {
+    let Some(m) = blend8::<K>(block, base) else {
+        return false;
+    };
+    store3x8(
+        outputs.positions,
+        base,
+        m.point(load3x8(block.positions, base)),
+    );
+    if !(N || T) {
+        return true;
+    }
+    let [c0, c1, c2] = m.columns;
+    let cofactor0 = cross8(c1, c2);
+    let det = dot8(c0, cofactor0);
+    let negative = _mm256_cmp_ps::<_CMP_LT_OQ>(det, _mm256_setzero_ps());
+    if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals) {
+        let cofactor1 = cross8(c2, c0);
+        let cofactor2 = cross8(c0, c1);
+        let n = load3x8(src, base);
+        let mut normal = [_mm256_setzero_ps(); 3];
+        for a in 0..3 {
+            normal[a] = _mm256_fmadd_ps(
+                cofactor2[a],
+                n[2],
+                _mm256_fmadd_ps(cofactor1[a], n[1], _mm256_mul_ps(cofactor0[a], n[0])),
+            );
+        }
+        // sqrt is monotonic and correctly rounded: the largest length is the root of the
+        // largest squared length, exactly.
+        let largest = _mm256_sqrt_ps(_mm256_max_ps(
+            _mm256_max_ps(dot8(c0, c0), dot8(c1, c1)),
+            dot8(c2, c2),
+        ));
+        let bound = _mm256_mul_ps(
+            _mm256_mul_ps(
+                _mm256_mul_ps(_mm256_set1_ps(SINGULAR_RELATIVE), largest),
+                largest,
+            ),
+            largest,
+        );
+        let singular = _mm256_cmp_ps::<_CMP_LE_OQ>(abs8(det), bound);
+        diagnostics.singular_normal_matrices += _mm256_movemask_ps(singular).count_ones() as usize;
+        // Flip where not singular and the determinant is negative (a mirror): xor the sign.
+        let flip = _mm256_and_ps(_mm256_andnot_ps(singular, negative), _mm256_set1_ps(-0.0));
+        for component in &mut normal {
+            *component = _mm256_xor_ps(*component, flip);
+        }
+        store3x8(out, base, normalize8_or(normal, n));
+    }
+    if let (true, Some(out), Some(src)) = (T, outputs.tangents.as_deref_mut(), block.tangents) {
+        let (d, w) = load_tangents8(src, base);
+        let mut direction = [_mm256_setzero_ps(); 3];
+        for a in 0..3 {
+            direction[a] = _mm256_fmadd_ps(
+                c2[a],
+                d[2],
+                _mm256_fmadd_ps(c1[a], d[1], _mm256_mul_ps(c0[a], d[0])),
+            );
+        }
+        let w = _mm256_xor_ps(w, _mm256_and_ps(negative, _mm256_set1_ps(-0.0)));
+        store_tangents8(out, base, normalize8_or(direction, d), w);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Vec3, Vec4};
+
+    use crate::fixtures::benchmark_mesh;
+    use crate::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs};
+
+    /// The kernels load each `Affine3A` column with its padding lane (lane 3 of each 16-byte
+    /// `Vec3A`): poisoning those lanes with NaN must leave every output bit as it was.
+    #[test]
+    fn padding_lanes_are_never_used() {
+        if super::super::simd_backend().is_none() {
+            return; // no SIMD kernel on this CPU: nothing reads the palette through a cast
+        }
+        let mesh = benchmark_mesh(203, 4, 16, 9);
+        let input = SkinInput::new(
+            &mesh.positions,
+            Some(&mesh.normals),
+            Some(&mesh.tangents),
+            &mesh.influences,
+        )
+        .and_then(|input| input.with_rotation_centers(&mesh.positions))
+        .unwrap();
+        for method in [Method::Linear, Method::CenterOfRotation] {
+            let options = SkinOptions {
+                method,
+                parallel: false,
+                ..SkinOptions::default()
+            };
+            let clean = prepare(&mesh.palette, None, &options).unwrap();
+            let mut poisoned = clean.clone();
+            for matrix in &mut poisoned.linear {
+                let lanes = std::ptr::from_mut(matrix).cast::<f32>();
+                for padding in [3, 7, 11, 15] {
+                    // SAFETY: an `Affine3A` is 16 f32s (layout asserts in `lanes`); on x86-64
+                    // each column is one 128-bit register, so every lane is an f32.
+                    unsafe { lanes.add(padding).write(f32::NAN) };
+                }
+                // SAFETY: as above.
+                assert!(
+                    unsafe { lanes.add(15).read() }.is_nan(),
+                    "the poison must stick"
+                );
+            }
+            let run = |palette| {
+                let n = mesh.positions.len();
+                let (mut p, mut nn, mut t) = (
+                    vec![Vec3::ZERO; n],
+                    vec![Vec3::ZERO; n],
+                    vec![Vec4::ZERO; n],
+                );
+                let d = skin_into(
+                    &input,
+                    palette,
+                    SkinOutputs {
+                        positions: &mut p,
+                        normals: Some(&mut nn),
+                        tangents: Some(&mut t),
+                    },
+                )
+                .unwrap();
+                let bits: Vec<u32> = p
+                    .iter()
+                    .chain(&nn)
+                    .flat_map(|v| v.to_array())
+                    .chain(t.iter().flat_map(|v| v.to_array()))
+                    .map(f32::to_bits)
+                    .collect();
+                (bits, d)
+            };
+            assert_eq!(run(&clean), run(&poisoned), "{method:?}");
+        }
+    }
+}
