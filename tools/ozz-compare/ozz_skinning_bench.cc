@@ -6,7 +6,7 @@
 // Each figure is the median over SAMPLES samples of the time per call, each sample repeating the
 // call for at least SAMPLE_MS milliseconds, after one warm-up call (as `skinblend bench`).
 // Two threads: the mesh is cut in two halves, one job each, run by the calling thread and one
-// persistent worker thread that spins on a generation counter.
+// persistent worker thread that waits on a generation counter (spinning, then yielding).
 //
 //   ozz_skinning_bench [--vertices 10000,100000,1000000] [--influences 4] [--sample-ms 25]
 //                      [--samples 5] [--only pn-blended|pn-inverse-transpose|p] [--threads 1|2]
@@ -138,9 +138,12 @@ ozz::geometry::SkinningJob make_job(const Mesh& mesh, Outputs& out, int begin, i
   return job;
 }
 
-// One persistent worker that runs a job each time the generation counter moves.
+// One persistent worker that runs a job each time the generation counter moves. Both sides
+// spin, then yield the core, so that a shared machine does not starve the other thread (rayon's
+// pool, which skinblend uses, also spins before it sleeps).
 class Worker {
  public:
+  static constexpr int kSpinsBeforeYield = 4096;
   Worker() : thread_([this] { loop(); }) {}
   ~Worker() {
     stop_.store(true);
@@ -153,7 +156,8 @@ class Worker {
     generation_.fetch_add(1, std::memory_order_release);
   }
   void wait() {
-    while (!done_.load(std::memory_order_acquire)) {
+    for (int spins = 0; !done_.load(std::memory_order_acquire); ++spins) {
+      if (spins > kSpinsBeforeYield) std::this_thread::yield();
     }
   }
 
@@ -162,7 +166,8 @@ class Worker {
     uint64_t seen = 0;
     for (;;) {
       uint64_t g;
-      while ((g = generation_.load(std::memory_order_acquire)) == seen) {
+      for (int spins = 0; (g = generation_.load(std::memory_order_acquire)) == seen; ++spins) {
+        if (spins > kSpinsBeforeYield) std::this_thread::yield();
       }
       seen = g;
       if (stop_.load()) return;

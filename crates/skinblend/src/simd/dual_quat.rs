@@ -43,8 +43,10 @@ pub(super) fn blend8<const K: usize, const R: bool>(
     // Flip counts, one per lane (an all-ones mask is −1 as an integer: subtracting it counts
     // one flip).
     let mut flipped = _mm256_setzero_si256();
+    let k = block.k::<K>();
+    let (joints8, weights8) = block.influences8::<K>(base);
     for (l, row) in rows.iter_mut().enumerate() {
-        let (joints, weights) = block.influences::<K>(base + l);
+        let (joints, weights) = (&joints8[l * k..(l + 1) * k], &weights8[l * k..(l + 1) * k]);
         let sum: f32 = weights.iter().sum();
         weighted &= sum >= MIN_WEIGHT_SUM;
         if !R
@@ -176,10 +178,18 @@ fn blend4(
     // SAFETY: `lanes` is 32 writable bytes.
     unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), signed) };
     // Slots 0, 1, 2, 3 sit in lanes 0, 4, 1, 5.
-    let mut blend = _mm256_mul_ps(dq[0], _mm256_set1_ps(lanes[0]));
-    blend = _mm256_fmadd_ps(dq[1], _mm256_set1_ps(lanes[4]), blend);
-    blend = _mm256_fmadd_ps(dq[2], _mm256_set1_ps(lanes[1]), blend);
-    _mm256_fmadd_ps(dq[3], _mm256_set1_ps(lanes[5]), blend)
+    // Two chains, then one add: half the latency of one chain of four.
+    let low = _mm256_fmadd_ps(
+        dq[1],
+        _mm256_set1_ps(lanes[4]),
+        _mm256_mul_ps(dq[0], _mm256_set1_ps(lanes[0])),
+    );
+    let high = _mm256_fmadd_ps(
+        dq[3],
+        _mm256_set1_ps(lanes[5]),
+        _mm256_mul_ps(dq[2], _mm256_set1_ps(lanes[1])),
+    );
+    _mm256_add_ps(low, high)
 }
 
 /// Unit rotations of eight vertices: the real part `(v, w)` of a normalized blend.

@@ -95,14 +95,13 @@ impl<'a> Block<'a> {
         }
     }
 
-    /// Joints and weights of vertex `i` of the range.
+    /// Joints and weights of the eight vertices `base .. base + 8` of the range, sliced once
+    /// per block so that the per-vertex slices inside it need no bounds checks.
     #[inline(always)]
-    pub(super) fn influences<const K: usize>(&self, i: usize) -> (&'a [u16], &'a [f32]) {
+    pub(super) fn influences8<const K: usize>(&self, base: usize) -> (&'a [u16], &'a [f32]) {
         let k = self.k::<K>();
-        (
-            &self.joints[i * k..(i + 1) * k],
-            &self.weights[i * k..(i + 1) * k],
-        )
+        let slots = base * k..(base + LANES) * k;
+        (&self.joints[slots.clone()], &self.weights[slots])
     }
 }
 
