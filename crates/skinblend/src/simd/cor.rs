@@ -31,14 +31,16 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     if !all8(_mm256_cmp_ps::<_CMP_ORD_Q>(center[0], center[0])) {
         return false;
     }
-    let Some((sum, flips)) = dual_quat::blend8::<K, R>(block, base) else {
+    // SAFETY: this function runs only where AVX2 and FMA are enabled.
+    let Some((sum, flips)) = (unsafe { dual_quat::blend8::<K, R>(block, base) }) else {
         return false;
     };
     let [rx, ry, rz, rw, ..] = sum;
     let Some(inverse) = dual_quat::inverse_length8([rx, ry, rz, rw]) else {
         return false;
     };
-    let Some(m) = linear::blend8::<K>(block, base) else {
+    // SAFETY: this function runs only where AVX2 and FMA are enabled.
+    let Some(m) = (unsafe { linear::blend8::<K>(block, base) }) else {
         return false; // unreachable: the DQ blend saw every weight sum above the minimum
     };
     diagnostics.sign_flips += flips;

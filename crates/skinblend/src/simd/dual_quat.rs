@@ -31,47 +31,53 @@ fn pivot_slot(weights: &[f32]) -> usize {
 /// negated branch-free where the dot is negative (random rigs flip half the time, which a
 /// branch would mispredict); the dual quaternion is then added as one 256-bit multiply-add.
 /// The weights are not renormalized: the blend is normalized afterwards anyway.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(super) fn blend8<const K: usize, const R: bool>(
+///
+/// # Safety
+/// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function so that it can be
+/// `#[inline(always)]`, as `linear::blend8`.)
+#[inline(always)]
+pub(super) unsafe fn blend8<const K: usize, const R: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 8], usize)> {
-    let dual_quats = block.dual_quats.as_ptr().cast::<f32>();
-    let mut rows = [_mm256_setzero_ps(); LANES];
-    let mut weighted = true;
-    // Flip counts, one per lane (an all-ones mask is −1 as an integer: subtracting it counts
-    // one flip).
-    let mut flipped = _mm256_setzero_si256();
-    let k = block.k::<K>();
-    let (joints8, weights8) = block.influences8::<K>(base);
-    for (l, row) in rows.iter_mut().enumerate() {
-        let (joints, weights) = (&joints8[l * k..(l + 1) * k], &weights8[l * k..(l + 1) * k]);
-        let sum: f32 = weights.iter().sum();
-        weighted &= sum >= MIN_WEIGHT_SUM;
-        if !R
-            && joints
-                .iter()
-                .zip(weights)
-                .any(|(&j, &w)| w > 0.0 && !block.rigid[usize::from(j)])
-        {
+    // SAFETY: the caller guarantees AVX2 and FMA.
+    unsafe {
+        let dual_quats = block.dual_quats.as_ptr().cast::<f32>();
+        let mut rows = [_mm256_setzero_ps(); LANES];
+        let mut weighted = true;
+        // Flip counts, one per lane (an all-ones mask is −1 as an integer: subtracting it counts
+        // one flip).
+        let mut flipped = _mm256_setzero_si256();
+        let k = block.k::<K>();
+        let (joints8, weights8) = block.influences8::<K>(base);
+        for (l, row) in rows.iter_mut().enumerate() {
+            let (joints, weights) = (&joints8[l * k..(l + 1) * k], &weights8[l * k..(l + 1) * k]);
+            let sum: f32 = weights.iter().sum();
+            weighted &= sum >= MIN_WEIGHT_SUM;
+            if !R
+                && joints
+                    .iter()
+                    .zip(weights)
+                    .any(|(&j, &w)| w > 0.0 && !block.rigid[usize::from(j)])
+            {
+                return None;
+            }
+            let pivot = joints[pivot_slot(weights)];
+            *row = if K == 4 {
+                blend4(dual_quats, joints, weights, pivot, &mut flipped)
+            } else {
+                blend_any(dual_quats, joints, weights, pivot, &mut flipped)
+            };
+        }
+        if !weighted {
             return None;
         }
-        let pivot = joints[pivot_slot(weights)];
-        *row = if K == 4 {
-            blend4(dual_quats, joints, weights, pivot, &mut flipped)
-        } else {
-            blend_any(dual_quats, joints, weights, pivot, &mut flipped)
-        };
+        let mut counts = [0i32; 8];
+        // SAFETY: `counts` is 32 writable bytes.
+        _mm256_storeu_si256(counts.as_mut_ptr().cast(), flipped);
+        let flips = counts.iter().sum::<i32>() as usize;
+        Some((transpose8(rows), flips))
     }
-    if !weighted {
-        return None;
-    }
-    let mut counts = [0i32; 8];
-    // SAFETY: `counts` is 32 writable bytes.
-    unsafe { _mm256_storeu_si256(counts.as_mut_ptr().cast(), flipped) };
-    let flips = counts.iter().sum::<i32>() as usize;
-    Some((transpose8(rows), flips))
 }
 
 /// Loads joint `joint`'s dual quaternion as `real | dual`.
@@ -248,7 +254,8 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     base: usize,
     diagnostics: &mut Diagnostics,
 ) -> bool {
-    let Some((sum, flips)) = blend8::<K, R>(block, base) else {
+    // SAFETY: this function runs only where AVX2 and FMA are enabled.
+    let Some((sum, flips)) = (unsafe { blend8::<K, R>(block, base) }) else {
         return false;
     };
     let [rx, ry, rz, rw, dx, dy, dz, dw] = sum;

@@ -45,61 +45,99 @@ impl Linear8 {
 /// Per vertex, each influence is one broadcast and two fused multiply-adds on the matrix as two
 /// 256-bit halves `(x | y)` and `(z | t)`. The translation's lane 3 (padding in `Affine3A`) is
 /// replaced by 1 before the multiply-add, so the blend carries `Σw` there, summed in slot order
-/// as the scalar kernel sums it; the other padding lanes are blended and dropped unread.
+/// as the scalar kernel sums it (`K = 4` sums the weights apart instead, see
+/// [`weight_sums4`]); the other padding lanes are blended and dropped unread.
 /// The weights are not divided by their sum per vertex: normalizing is one eight-wide multiply
 /// of the result ([`Linear8::point`]), and the normal and tangent directions are normalized
 /// anyway (the singular test is scale-free).
+///
+/// # Safety
+/// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function so that it can be
+/// `#[inline(always)]`: returned through memory, its thirteen registers cost three
+/// instructions per vertex; inlined into its `#[target_feature]` callers, its intrinsics
+/// inline with it.)
+#[inline(always)]
+pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> Option<Linear8> {
+    // SAFETY: the caller guarantees AVX2 and FMA; the loads are justified where they are.
+    unsafe {
+        let matrices = block.linear.as_ptr().cast::<f32>();
+        let one_in_lane_7 = _mm256_set1_ps(1.0);
+        let mut rows01 = [_mm256_setzero_ps(); LANES];
+        let mut rows23 = [_mm256_setzero_ps(); LANES];
+        let k = block.k::<K>();
+        let (joints8, weights8) = block.influences8::<K>(base);
+        // An opaque trip count keeps the loop a loop: unrolled eight times, the compiler hoists
+        // every vertex's loads and spills them (about 15 instructions per vertex more).
+        let lanes = std::hint::black_box(LANES).min(LANES);
+        for l in 0..lanes {
+            let (joints, weights) = (&joints8[l * k..(l + 1) * k], &weights8[l * k..(l + 1) * k]);
+            let mut c01 = _mm256_setzero_ps();
+            let mut c23 = _mm256_setzero_ps();
+            for (&joint, &weight) in joints.iter().zip(weights) {
+                let w = _mm256_set1_ps(weight);
+                // SAFETY: `Influences` guarantees joint < joint_count and `skin_into` checked that
+                // the palette has at least joint_count matrices; an `Affine3A` is 16 contiguous f32s
+                // (layout asserts in `lanes`), so both 32-byte loads are inside matrix `joint`.
+                let (m01, m23) = {
+                    let m = matrices.add(usize::from(joint) * 16);
+                    (_mm256_loadu_ps(m), _mm256_loadu_ps(m.add(8)))
+                };
+                // K = 4 sums the weights apart (below): one instruction less per influence.
+                let m23 = if K == 4 {
+                    m23
+                } else {
+                    _mm256_blend_ps::<0x80>(m23, one_in_lane_7)
+                };
+                c01 = _mm256_fmadd_ps(m01, w, c01);
+                c23 = _mm256_fmadd_ps(m23, w, c23);
+            }
+            rows01[l] = c01;
+            rows23[l] = c23;
+        }
+        // [c0x c0y c0z _ c1x c1y c1z _] and [c2x c2y c2z _ tx ty tz Σw], per lane.
+        let [c0x, c0y, c0z, _, c1x, c1y, c1z, _] = transpose8(rows01);
+        let [c2x, c2y, c2z, _, tx, ty, tz, sum] = transpose8(rows23);
+        let sum = if K == 4 { weight_sums4(weights8) } else { sum };
+        if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
+            sum,
+            _mm256_set1_ps(MIN_WEIGHT_SUM),
+        )) {
+            return None;
+        }
+        let weight_scale = if block.renormalize {
+            _mm256_div_ps(_mm256_set1_ps(1.0), sum)
+        } else {
+            _mm256_set1_ps(1.0)
+        };
+        Some(Linear8 {
+            columns: [[c0x, c0y, c0z], [c1x, c1y, c1z], [c2x, c2y, c2z]],
+            translation: [tx, ty, tz],
+            weight_scale,
+        })
+    }
+}
+
+/// `Σw` of eight vertices with four influences each (32 consecutive weights), summed as
+/// `(w₀ + w₁) + (w₂ + w₃)` by three horizontal adds: `[v₀ v₂ v₄ v₆ | v₁ v₃ v₅ v₇]`, then
+/// permuted to vertex order. (The scalar kernel sums in slot order; the two differ by rounding
+/// only, which moves neither the unweighted test, whose threshold is the smallest normal f32 —
+/// sums of a few subnormals are exact either way — nor the result beyond `SIMD_VS_SCALAR`.)
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-pub(super) fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> Option<Linear8> {
-    let matrices = block.linear.as_ptr().cast::<f32>();
-    let one_in_lane_7 = _mm256_set1_ps(1.0);
-    let mut rows01 = [_mm256_setzero_ps(); LANES];
-    let mut rows23 = [_mm256_setzero_ps(); LANES];
-    let k = block.k::<K>();
-    let (joints8, weights8) = block.influences8::<K>(base);
-    // An opaque trip count keeps the loop a loop: unrolled eight times, the compiler hoists
-    // every vertex's loads and spills them (about 15 instructions per vertex more).
-    let lanes = std::hint::black_box(LANES).min(LANES);
-    for l in 0..lanes {
-        let (joints, weights) = (&joints8[l * k..(l + 1) * k], &weights8[l * k..(l + 1) * k]);
-        let mut c01 = _mm256_setzero_ps();
-        let mut c23 = _mm256_setzero_ps();
-        for (&joint, &weight) in joints.iter().zip(weights) {
-            let w = _mm256_set1_ps(weight);
-            // SAFETY: `Influences` guarantees joint < joint_count and `skin_into` checked that
-            // the palette has at least joint_count matrices; an `Affine3A` is 16 contiguous f32s
-            // (layout asserts in `lanes`), so both 32-byte loads are inside matrix `joint`.
-            let (m01, m23) = unsafe {
-                let m = matrices.add(usize::from(joint) * 16);
-                (_mm256_loadu_ps(m), _mm256_loadu_ps(m.add(8)))
-            };
-            let m23 = _mm256_blend_ps::<0x80>(m23, one_in_lane_7);
-            c01 = _mm256_fmadd_ps(m01, w, c01);
-            c23 = _mm256_fmadd_ps(m23, w, c23);
-        }
-        rows01[l] = c01;
-        rows23[l] = c23;
-    }
-    // [c0x c0y c0z _ c1x c1y c1z _] and [c2x c2y c2z _ tx ty tz Σw], per lane.
-    let [c0x, c0y, c0z, _, c1x, c1y, c1z, _] = transpose8(rows01);
-    let [c2x, c2y, c2z, _, tx, ty, tz, sum] = transpose8(rows23);
-    if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
-        sum,
-        _mm256_set1_ps(MIN_WEIGHT_SUM),
-    )) {
-        return None;
-    }
-    let weight_scale = if block.renormalize {
-        _mm256_div_ps(_mm256_set1_ps(1.0), sum)
-    } else {
-        _mm256_set1_ps(1.0)
+fn weight_sums4(weights8: &[f32]) -> __m256 {
+    let weights8 = &weights8[..4 * LANES];
+    let p = weights8.as_ptr();
+    // SAFETY: `weights8` is 32 f32s: loads at 0, 8, 16 and 24 are inside it.
+    let (v01, v23, v45, v67) = unsafe {
+        (
+            _mm256_loadu_ps(p),
+            _mm256_loadu_ps(p.add(8)),
+            _mm256_loadu_ps(p.add(16)),
+            _mm256_loadu_ps(p.add(24)),
+        )
     };
-    Some(Linear8 {
-        columns: [[c0x, c0y, c0z], [c1x, c1y, c1z], [c2x, c2y, c2z]],
-        translation: [tx, ty, tz],
-        weight_scale,
-    })
+    let pairs = _mm256_hadd_ps(_mm256_hadd_ps(v01, v23), _mm256_hadd_ps(v45, v67));
+    _mm256_permutevar8x32_ps(pairs, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
 }
 
 /// LBS of vertices `base .. base + 8`. Returns `false`, having written nothing, when one of
@@ -112,7 +150,8 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool>(
     base: usize,
     diagnostics: &mut Diagnostics,
 ) -> bool {
-    let Some(m) = blend8::<K>(block, base) else {
+    // SAFETY: this function runs only where AVX2 and FMA are enabled.
+    let Some(m) = (unsafe { blend8::<K>(block, base) }) else {
         return false;
     };
     store3x8(
@@ -191,16 +230,21 @@ mod tests {
         if super::super::simd_backend().is_none() {
             return; // no SIMD kernel on this CPU: nothing reads the palette through a cast
         }
-        let mesh = benchmark_mesh(203, 4, 16, 9);
-        let input = SkinInput::new(
-            &mesh.positions,
-            Some(&mesh.normals),
-            Some(&mesh.tangents),
-            &mesh.influences,
-        )
-        .and_then(|input| input.with_rotation_centers(&mesh.positions))
-        .unwrap();
-        for method in [Method::Linear, Method::CenterOfRotation] {
+        // K = 4 sums the weights apart; K = 3 carries the sum in the translation's padding lane.
+        for (k, method) in [
+            (4, Method::Linear),
+            (3, Method::Linear),
+            (4, Method::CenterOfRotation),
+        ] {
+            let mesh = benchmark_mesh(203, k, 16, 9);
+            let input = SkinInput::new(
+                &mesh.positions,
+                Some(&mesh.normals),
+                Some(&mesh.tangents),
+                &mesh.influences,
+            )
+            .and_then(|input| input.with_rotation_centers(&mesh.positions))
+            .unwrap();
             let options = SkinOptions {
                 method,
                 parallel: false,
