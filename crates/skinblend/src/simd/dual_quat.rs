@@ -23,8 +23,10 @@ fn pivot_slot(weights: &[f32]) -> usize {
 
 /// The sign-aligned blends `Σ ±wᵢ dqᵢ` of vertices `base .. base + 8` (not normalized), one
 /// component of all eight per register (`[x, y, z, w]` real, then dual), and their sign flips;
-/// `None` when a vertex is unweighted or, unless the palette is rigid (`R`), has a non-zero
-/// weight on a non-rigid joint (the block then goes to the scalar kernel whole).
+/// `None` when a vertex is unweighted (for `K = 4`: when all its weights are below
+/// `MIN_WEIGHT_SUM`, which the scalar kernel then decides exactly) or, unless the palette is
+/// rigid (`R`), has a non-zero weight on a non-rigid joint (the block then goes to the scalar
+/// kernel whole).
 ///
 /// Per vertex: the pivot is the heaviest influence; each influence's real part is dotted with
 /// the pivot's as `(x·x' + y·y') + (z·z' + w·w')` (only its sign is used), and its weight is
@@ -52,8 +54,6 @@ pub(super) unsafe fn blend8<const K: usize, const R: bool>(
         let (joints8, weights8) = block.influences8::<K>(base);
         for (l, row) in rows.iter_mut().enumerate() {
             let (joints, weights) = (&joints8[l * k..(l + 1) * k], &weights8[l * k..(l + 1) * k]);
-            let sum: f32 = weights.iter().sum();
-            weighted &= sum >= MIN_WEIGHT_SUM;
             if !R
                 && joints
                     .iter()
@@ -62,10 +62,23 @@ pub(super) unsafe fn blend8<const K: usize, const R: bool>(
             {
                 return None;
             }
-            let pivot = joints[pivot_slot(weights)];
             *row = if K == 4 {
-                blend4(dual_quats, joints, weights, pivot, &mut flipped)
+                // The pivot from the weights in one register: the lowest slot holding the
+                // largest weight. Weights are non-negative, so a largest weight of at least
+                // `MIN_WEIGHT_SUM` proves the sum is too; where it is not (every weight tiny),
+                // the block goes to the scalar kernel, which decides exactly.
+                // SAFETY: K = 4: `weights` is four f32s (16 bytes).
+                let w = _mm_loadu_ps(weights.as_ptr());
+                let pairs = _mm_max_ps(w, _mm_movehl_ps(w, w));
+                let largest = _mm_max_ps(pairs, _mm_movehdup_ps(pairs));
+                weighted &= _mm_cvtss_f32(largest) >= MIN_WEIGHT_SUM;
+                let at_largest = _mm_cmpeq_ps(w, _mm_permute_ps::<0>(largest));
+                let slot = (_mm_movemask_ps(at_largest) | 0b1_0000).trailing_zeros() as usize;
+                blend4(dual_quats, joints, w, joints[slot & 3], &mut flipped)
             } else {
+                let sum: f32 = weights.iter().sum();
+                weighted &= sum >= MIN_WEIGHT_SUM;
+                let pivot = joints[pivot_slot(weights)];
                 blend_any(dual_quats, joints, weights, pivot, &mut flipped)
             };
         }
@@ -128,7 +141,8 @@ fn blend_any(
     blend
 }
 
-/// The sign-aligned blend of one vertex with four influences: the decisions of [`blend_any`],
+/// The sign-aligned blend of one vertex with four influences (`stored`: its weights): the
+/// decisions of [`blend_any`],
 /// with the four sign tests done together. Real-part pairs `(q₀ | q₁)`, `(q₂ | q₃)` are
 /// multiplied by the pivot's `(p | p)`, and two horizontal adds give every dot as
 /// `(x·x' + y·y') + (z·z' + w·w')` in lanes `[d₀ d₂ d₀ d₂ | d₁ d₃ d₁ d₃]`; the weights are
@@ -138,11 +152,11 @@ fn blend_any(
 fn blend4(
     dual_quats: *const f32,
     joints: &[u16],
-    weights: &[f32],
+    stored: __m128,
     pivot: u16,
     flipped: &mut __m256i,
 ) -> __m256 {
-    let (joints, weights) = (&joints[..4], &weights[..4]);
+    let joints = &joints[..4];
     // SAFETY: see `load_dual_quat`; the pivot is one of the vertex's joints.
     let (dq, pivot) = unsafe {
         (
@@ -163,8 +177,6 @@ fn blend4(
         _mm256_mul_ps(real23, pivot_real),
     );
     let dots = _mm256_hadd_ps(pairs, pairs);
-    // SAFETY: `weights` is four f32s (16 bytes).
-    let stored = unsafe { _mm_loadu_ps(weights.as_ptr()) };
     let w = _mm256_permutevar_ps(
         _mm256_set_m128(stored, stored),
         _mm256_setr_epi32(0, 2, 0, 2, 1, 3, 1, 3),
