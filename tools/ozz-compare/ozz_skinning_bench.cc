@@ -10,6 +10,11 @@
 //
 //   ozz_skinning_bench [--vertices 10000,100000,1000000] [--influences 4] [--sample-ms 25]
 //                      [--samples 5] [--only pn-blended|pn-inverse-transpose|p] [--threads 1|2]
+//                      [--calls N]
+//
+// With --calls N, each selected one-thread configuration instead runs exactly N calls untimed
+// (for CPU-time and instruction counts taken from outside, e.g. `perf stat -e task-clock` or
+// callgrind; compare with --calls 0 for the setup).
 //
 // Prints one line per configuration:
 //   ozz <attributes> <normals> k=<K> vertices=<N> threads=<T> mverts_per_s=<M>
@@ -215,7 +220,7 @@ std::vector<int> parse_list(const char* text) {
 
 int main(int argc, char** argv) {
   std::vector<int> vertex_counts = {10000, 100000, 1000000};
-  int k = 4, sample_ms = 25, samples = 5, only_threads = 0;
+  int k = 4, sample_ms = 25, samples = 5, only_threads = 0, calls = -1;
   std::string only;
   for (int a = 1; a + 1 < argc; a += 2) {
     std::string flag = argv[a];
@@ -225,6 +230,7 @@ int main(int argc, char** argv) {
     else if (flag == "--samples") samples = std::atoi(argv[a + 1]);
     else if (flag == "--only") only = argv[a + 1];
     else if (flag == "--threads") only_threads = std::atoi(argv[a + 1]);
+    else if (flag == "--calls") calls = std::atoi(argv[a + 1]);
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -252,6 +258,16 @@ int main(int argc, char** argv) {
       for (int threads : {1, 2}) {
         if (only_threads != 0 && threads != only_threads) continue;
         double seconds;
+        if (calls >= 0) {
+          if (threads != 1) continue;
+          auto job = make_job(mesh, out, 0, n, c.normals, c.inverse_transpose);
+          for (int call = 0; call < calls; ++call) {
+            if (!job.Run()) std::abort();
+          }
+          std::printf("ozz %s %s k=%d vertices=%d calls=%d checksum=%g\n", c.attributes,
+                      c.normals_by, k, n, calls, static_cast<double>(out.positions[0]));
+          continue;
+        }
         if (threads == 1) {
           auto job = make_job(mesh, out, 0, n, c.normals, c.inverse_transpose);
           seconds = median_seconds_per_call([&] { if (!job.Run()) std::abort(); }, sample_ms,

@@ -322,10 +322,11 @@ pub fn skin(
     })
 }
 
-/// Below this many vertices a call runs on the calling thread only: waking a second thread and
-/// joining it costs about as much as skinning this many vertices on one (measured with
-/// `skinblend bench`, see docs/bench.md), so smaller meshes would not gain from a split.
-const PARALLEL_MIN_VERTICES: usize = 8192;
+/// Below this many vertices a call runs on the calling thread only. On the two-core, shared
+/// development host, splitting 10,000 vertices over two threads measured 0.95–1.19× one thread
+/// (`tools/ozz-compare/compare.sh`, docs/bench.md): a wake-up and a join cost about as much as
+/// the half they save, so meshes that small stay on one thread and are never slower for it.
+const PARALLEL_MIN_VERTICES: usize = 16_384;
 
 /// Parallel pieces per pool thread: more than one lets a thread that finishes early take work
 /// from one that was descheduled, on a machine shared with other work.
@@ -334,10 +335,10 @@ const PARALLEL_PIECES_PER_THREAD: usize = 2;
 /// Skins `input` under a prepared palette into caller-owned buffers. Allocates nothing.
 ///
 /// Checks lengths in O(1): every output must have one element per vertex, and the palette must
-/// cover the influences' joints. With the default `rayon` feature, meshes above a few thousand
-/// vertices are split over the current rayon pool (run inside `ThreadPool::install` to choose
-/// the thread count, one included); the result is bit-identical to the serial one because every
-/// vertex is computed the same way whichever thread runs it.
+/// cover the influences' joints. With the default `rayon` feature, meshes of 16,384 vertices and
+/// more are split over the current rayon pool, two pieces per thread (run inside
+/// `ThreadPool::install` to choose the thread count, one included); the result is bit-identical
+/// to the serial one because every vertex is computed the same way whichever thread runs it.
 ///
 /// # Errors
 /// [`SkinError::AttributeLength`] for an output of the wrong length,
