@@ -156,7 +156,10 @@ fn blend4(
     pivot: u16,
     flipped: &mut __m256i,
 ) -> __m256 {
+    // Volatile reads keep each index a scalar load (see `linear::blend8`).
     let joints = &joints[..4];
+    // SAFETY: each pointer comes from a reference, valid and aligned for reads.
+    let joints = [0, 1, 2, 3].map(|s| unsafe { std::ptr::from_ref(&joints[s]).read_volatile() });
     // SAFETY: see `load_dual_quat`; the pivot is one of the vertex's joints.
     let (dq, pivot) = unsafe {
         (

@@ -73,7 +73,12 @@ pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> O
             let (joints, weights) = (&joints8[l * k..(l + 1) * k], &weights8[l * k..(l + 1) * k]);
             let mut c01 = _mm256_setzero_ps();
             let mut c23 = _mm256_setzero_ps();
-            for (&joint, &weight) in joints.iter().zip(weights) {
+            for (joint, &weight) in joints.iter().zip(weights) {
+                // A volatile read keeps each index a scalar load: the compiler would otherwise
+                // load four at once and extract them with shuffles, on the port the transposes
+                // already saturate.
+                // (Safe to read: the pointer comes from a reference.)
+                let joint = std::ptr::from_ref(joint).read_volatile();
                 let w = _mm256_set1_ps(weight);
                 // SAFETY: `Influences` guarantees joint < joint_count and `skin_into` checked that
                 // the palette has at least joint_count matrices; an `Affine3A` is 16 contiguous f32s
