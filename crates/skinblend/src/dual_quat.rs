@@ -9,7 +9,11 @@ use glam::{Quat, Vec3};
 /// then translate), the same as `Mat4::from_rotation_translation(q, t)` in glam's column-vector
 /// convention. `q` and `-q` are the same rotation but opposite dual quaternions: blending must
 /// align their signs first (see [`DualQuat::real_dot`]).
+///
+/// `#[repr(C)]`: `real` then `dual`, 32 bytes; the SIMD kernels read it as 8 contiguous f32s
+/// (asserted at compile time in `simd/lanes.rs`).
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C)]
 pub struct DualQuat {
     /// The rotation part `q`.
     pub real: Quat,

@@ -360,17 +360,23 @@ pub fn skin(
     })
 }
 
-/// Vertices per parallel task: large enough that scheduling is noise, small enough to balance
-/// two to dozens of cores on meshes of ten thousand vertices and up.
-const PARALLEL_CHUNK_VERTICES: usize = 4096;
+/// Below this many vertices a call runs on the calling thread only. On the two-core, shared
+/// development host, splitting 10,000 vertices over two threads measured 0.95–1.19× one thread
+/// (`tools/ozz-compare/compare.sh`, docs/bench.md): a wake-up and a join cost about as much as
+/// the half they save, so meshes that small stay on one thread and are never slower for it.
+const PARALLEL_MIN_VERTICES: usize = 16_384;
+
+/// Parallel pieces per pool thread: more than one lets a thread that finishes early take work
+/// from one that was descheduled, on a machine shared with other work.
+const PARALLEL_PIECES_PER_THREAD: usize = 2;
 
 /// Skins `input` under a prepared palette into caller-owned buffers. Allocates nothing.
 ///
 /// Checks lengths in O(1): every output must have one element per vertex, and the palette must
-/// cover the influences' joints. With the default `rayon` feature, meshes above a few thousand
-/// vertices are split over the current rayon pool (run inside `ThreadPool::install` to choose
-/// the thread count, one included); the result is bit-identical to the serial one because every
-/// vertex is computed the same way whichever thread runs it.
+/// cover the influences' joints. With the default `rayon` feature, meshes of 16,384 vertices and
+/// more are split over the current rayon pool, two pieces per thread (run inside
+/// `ThreadPool::install` to choose the thread count, one included); the result is bit-identical
+/// to the serial one because every vertex is computed the same way whichever thread runs it.
 ///
 /// # Errors
 /// [`SkinError::AttributeLength`] for an output of the wrong length,
@@ -411,43 +417,76 @@ pub fn skin_into(
             found: palette.joint_count(),
         });
     }
-    let mut diagnostics = skin_split(input, palette, 0, outputs);
+    // The kernel is chosen once per call: every piece of a parallel split runs the same one.
+    let kernel = palette
+        .options()
+        .simd
+        .then(|| crate::simd::select(input, palette, &outputs))
+        .flatten()
+        .unwrap_or(crate::kernels::skin_range);
+    let mut diagnostics = skin_parallel(input, palette, kernel, outputs);
     diagnostics.non_rigid_joints = palette.non_rigid_joints();
     Ok(diagnostics)
 }
 
-/// Halves the range until it is one chunk, skinning the halves in parallel where enabled.
-fn skin_split(
+/// Skins the whole range with `kernel`, split over the rayon pool where the palette allows it
+/// and the mesh is large enough.
+fn skin_parallel(
     input: &SkinInput<'_>,
     palette: &PreparedPalette,
-    first_vertex: usize,
+    kernel: crate::simd::Kernel,
     outputs: SkinOutputs<'_>,
 ) -> Diagnostics {
     #[cfg(feature = "rayon")]
-    let count = outputs.positions.len();
-    #[cfg(feature = "rayon")]
-    if palette.options().parallel
-        && count > PARALLEL_CHUNK_VERTICES
-        && rayon::current_num_threads() > 1
     {
-        // Split on a chunk boundary so the partition does not depend on the thread count.
-        let mid = (count / 2).div_ceil(PARALLEL_CHUNK_VERTICES) * PARALLEL_CHUNK_VERTICES;
-        let (low, high) = outputs.split_at(mid);
-        let (mut a, b) = rayon::join(
-            || skin_split(input, palette, first_vertex, low),
-            || skin_split(input, palette, first_vertex + mid, high),
-        );
-        a.add_counts(&b);
-        return a;
-    }
-    #[cfg(not(feature = "rayon"))]
-    let _ = PARALLEL_CHUNK_VERTICES;
-    if palette.options().simd {
-        if let Some(kernel) = crate::simd::select(input, palette, &outputs) {
-            return kernel(input, palette, first_vertex, outputs);
+        let count = outputs.positions.len();
+        let threads = rayon::current_num_threads();
+        if palette.options().parallel && count >= PARALLEL_MIN_VERTICES && threads > 1 {
+            let pieces = threads * PARALLEL_PIECES_PER_THREAD;
+            let piece_vertices = count.div_ceil(pieces);
+            return skin_split(input, palette, kernel, 0, outputs, piece_vertices);
         }
     }
-    crate::kernels::skin_range(input, palette, first_vertex, outputs)
+    #[cfg(not(feature = "rayon"))]
+    let _ = (PARALLEL_MIN_VERTICES, PARALLEL_PIECES_PER_THREAD);
+    kernel(input, palette, 0, outputs)
+}
+
+/// Halves the range at a multiple of the SIMD block size until its pieces have at most
+/// `piece_vertices` vertices, skinning the halves with `rayon::join`. Every vertex lands in the
+/// same eight-vertex block as in the serial call (blocks start at multiples of eight), so the
+/// result is bit-identical to the serial one whatever the thread count.
+#[cfg(feature = "rayon")]
+fn skin_split(
+    input: &SkinInput<'_>,
+    palette: &PreparedPalette,
+    kernel: crate::simd::Kernel,
+    first_vertex: usize,
+    outputs: SkinOutputs<'_>,
+    piece_vertices: usize,
+) -> Diagnostics {
+    let count = outputs.positions.len();
+    let block = crate::simd::BLOCK_VERTICES;
+    let mid = (count / 2).div_ceil(block) * block;
+    if count <= piece_vertices || mid == 0 || mid >= count {
+        return kernel(input, palette, first_vertex, outputs);
+    }
+    let (low, high) = outputs.split_at(mid);
+    let (mut a, b) = rayon::join(
+        || skin_split(input, palette, kernel, first_vertex, low, piece_vertices),
+        || {
+            skin_split(
+                input,
+                palette,
+                kernel,
+                first_vertex + mid,
+                high,
+                piece_vertices,
+            )
+        },
+    );
+    a.add_counts(&b);
+    a
 }
 
 fn check_length(attribute: &'static str, expected: usize, found: usize) -> Result<(), SkinError> {

@@ -1,0 +1,79 @@
+//! A fixed amount of work for instruction counting: `skin_into` on `skinblend bench`'s rig
+//! (64 random rigid joints, seed 0x5EED), one thread, the SIMD kernels where the CPU has them,
+//! called a fixed number of times, so that a profiler's count divided by calls × vertices is
+//! the kernel's instructions per vertex, free of the timing noise of a shared machine:
+//!
+//! ```text
+//! cargo bench -p skinblend --bench kernel_instructions --no-run
+//! valgrind --tool=callgrind --toggle-collect='skinblend::skin::skin_into*' \
+//!     target/release/deps/kernel_instructions-* dq pn 4 100000 5
+//! ```
+//!
+//! Arguments: method (`linear`, `dq`, `cor`), attributes (`p`, `pn`, `pnt`), influences per
+//! vertex, vertices, calls. Prints the arguments and the checksum of the last output.
+
+use glam::{Vec3, Vec4};
+use skinblend::fixtures::benchmark_mesh;
+use skinblend::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs};
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let arg = |i: usize, default: &str| args.get(i).cloned().unwrap_or_else(|| default.into());
+    let method = match arg(0, "linear").as_str() {
+        "linear" => Method::Linear,
+        "dq" => Method::DualQuaternion,
+        "cor" => Method::CenterOfRotation,
+        other => {
+            eprintln!("error: method {other:?} is not linear, dq or cor");
+            std::process::exit(2);
+        }
+    };
+    let attributes = arg(1, "pn");
+    let number = |i: usize, default: &str| -> usize {
+        arg(i, default).parse().unwrap_or_else(|_| {
+            eprintln!(
+                "error: argument {} ({:?}) is not a count",
+                i + 1,
+                arg(i, default)
+            );
+            std::process::exit(2);
+        })
+    };
+    let (k, vertices, calls) = (number(2, "4"), number(3, "100000"), number(4, "5"));
+    let normals = attributes.contains('n');
+    let tangents = attributes.contains('t');
+    let mesh = benchmark_mesh(vertices, k, 64, 0x5EED);
+    let input = SkinInput::new(
+        &mesh.positions,
+        normals.then_some(&mesh.normals[..]),
+        tangents.then_some(&mesh.tangents[..]),
+        &mesh.influences,
+    )
+    .and_then(|input| input.with_rotation_centers(&mesh.positions))
+    .expect("the benchmark mesh is valid");
+    let options = SkinOptions {
+        method,
+        parallel: false,
+        ..SkinOptions::default()
+    };
+    let prepared = prepare(&mesh.palette, None, &options).expect("the benchmark palette is valid");
+    let mut positions = vec![Vec3::ZERO; vertices];
+    let mut out_normals = vec![Vec3::ZERO; vertices];
+    let mut out_tangents = vec![Vec4::ZERO; vertices];
+    for _ in 0..calls {
+        let outputs = SkinOutputs {
+            positions: &mut positions,
+            normals: normals.then_some(&mut out_normals[..]),
+            tangents: tangents.then_some(&mut out_tangents[..]),
+        };
+        std::hint::black_box(skin_into(&input, &prepared, outputs).expect("valid inputs"));
+    }
+    let checksum: f32 = positions.iter().map(|p| p.x + p.y + p.z).sum();
+    println!(
+        "{} {attributes} k={k} vertices={vertices} calls={calls} checksum={checksum}",
+        method.name()
+    );
+}

@@ -1,0 +1,364 @@
+//! What every block kernel shares: the layout contracts of the types the kernels read through
+//! pointer casts, the per-call context of a vertex range, AoS ↔ SoA loads, stores and
+//! transposes, and eight-wide vector helpers.
+
+use std::arch::x86_64::*;
+use std::mem::{align_of, offset_of, size_of};
+
+use glam::{Affine3A, Mat3A, Quat, Vec3, Vec4};
+
+use crate::palette::PreparedPalette;
+use crate::skin::SkinInput;
+use crate::DualQuat;
+
+// Layout contracts: the kernels read these types as arrays of f32 through pointer casts.
+// `Vec3`: x, y, z packed (12 bytes), so eight of them are 24 contiguous f32s.
+const _: () = assert!(size_of::<Vec3>() == 12 && align_of::<Vec3>() == 4);
+const _: () = assert!(offset_of!(Vec3, x) == 0 && offset_of!(Vec3, y) == 4);
+const _: () = assert!(offset_of!(Vec3, z) == 8);
+// `Vec4` (tangents) and `Quat`: four f32s, x y z w in lane order (lane order pinned by the
+// `lane_order_of_glam_types` test; glam stores them as one 128-bit register).
+const _: () = assert!(size_of::<Vec4>() == 16 && size_of::<Quat>() == 16);
+// `DualQuat` (`#[repr(C)]`): real at 0, dual at 16: one 32-byte load is `real | dual`.
+const _: () = assert!(size_of::<DualQuat>() == 32);
+const _: () = assert!(offset_of!(DualQuat, real) == 0 && offset_of!(DualQuat, dual) == 16);
+// `Affine3A`: columns x, y, z, then the translation, each a 16-byte `Vec3A` (x y z in lanes
+// 0..3, lane 3 padding): one matrix is 16 f32s. The kernels load the padding lanes with their
+// columns and discard them unread (the `padding_lanes_are_never_used` test pins this).
+const _: () = assert!(size_of::<Affine3A>() == 64 && offset_of!(Affine3A, matrix3) == 0);
+const _: () = assert!(offset_of!(Affine3A, translation) == 48);
+const _: () = assert!(offset_of!(Mat3A, x_axis) == 0 && offset_of!(Mat3A, y_axis) == 16);
+const _: () = assert!(offset_of!(Mat3A, z_axis) == 32);
+
+/// Vertices per block: one per lane of a 256-bit register.
+pub(super) const LANES: usize = super::BLOCK_VERTICES;
+
+/// The borrowed per-call arrays of one vertex range, and the palette's arrays.
+pub(super) struct Block<'a> {
+    k: usize,
+    pub(super) joints: &'a [u16],
+    pub(super) weights: &'a [f32],
+    pub(super) positions: &'a [Vec3],
+    pub(super) normals: Option<&'a [Vec3]>,
+    pub(super) tangents: Option<&'a [Vec4]>,
+    /// CoR: the range's centers of rotation (NaN: none).
+    pub(super) centers: Option<&'a [Vec3]>,
+    /// LBS and CoR: the joints' 3x4s.
+    pub(super) linear: &'a [Affine3A],
+    /// DQS and CoR: the joints' rigid parts.
+    pub(super) dual_quats: &'a [DualQuat],
+    /// DQS and CoR: whether each joint is rigid.
+    pub(super) rigid: &'a [bool],
+    /// Divide the weights by their sum (LBS and CoR's center blend; DQS normalizes anyway).
+    pub(super) renormalize: bool,
+}
+
+impl<'a> Block<'a> {
+    /// The range `first_vertex .. first_vertex + count` of `input`. Lengths were checked by
+    /// `skin_into`: every joint index is below the palette's joint count.
+    pub(super) fn new<const K: usize>(
+        input: &SkinInput<'a>,
+        palette: &'a PreparedPalette,
+        first_vertex: usize,
+        count: usize,
+    ) -> Self {
+        let influences = input.influences();
+        let k = if K == 0 {
+            influences.influences_per_vertex()
+        } else {
+            K
+        };
+        let vertices = first_vertex..first_vertex + count;
+        Self {
+            k,
+            joints: &influences.joints()[vertices.start * k..vertices.end * k],
+            weights: &influences.weights()[vertices.start * k..vertices.end * k],
+            positions: &input.positions()[vertices.clone()],
+            normals: input.normals().map(|n| &n[vertices.clone()]),
+            tangents: input.tangents().map(|t| &t[vertices.clone()]),
+            centers: input.rotation_centers().map(|c| &c[vertices]),
+            linear: &palette.linear,
+            dual_quats: &palette.dual_quats,
+            rigid: &palette.rigid,
+            renormalize: palette.options().renormalize,
+        }
+    }
+
+    /// Influences per vertex: the constant `K` where the variant has one, so loops over slots
+    /// unroll and their bounds checks fold away.
+    #[inline(always)]
+    pub(super) fn k<const K: usize>(&self) -> usize {
+        if K == 0 {
+            self.k
+        } else {
+            K
+        }
+    }
+
+    /// Joints and weights of the eight vertices `base .. base + 8` of the range, sliced once
+    /// per block so that the per-vertex slices inside it need no bounds checks.
+    #[inline(always)]
+    pub(super) fn influences8<const K: usize>(&self, base: usize) -> (&'a [u16], &'a [f32]) {
+        let k = self.k::<K>();
+        let slots = base * k..(base + LANES) * k;
+        (&self.joints[slots.clone()], &self.weights[slots])
+    }
+}
+
+/// Transposes 8 rows of 8 into 8 columns: `out[c]` lane `l` = `rows[l]` lane `c`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn transpose8(rows: [__m256; 8]) -> [__m256; 8] {
+    let [r0, r1, r2, r3, r4, r5, r6, r7] = rows;
+    let t0 = _mm256_unpacklo_ps(r0, r1);
+    let t1 = _mm256_unpackhi_ps(r0, r1);
+    let t2 = _mm256_unpacklo_ps(r2, r3);
+    let t3 = _mm256_unpackhi_ps(r2, r3);
+    let t4 = _mm256_unpacklo_ps(r4, r5);
+    let t5 = _mm256_unpackhi_ps(r4, r5);
+    let t6 = _mm256_unpacklo_ps(r6, r7);
+    let t7 = _mm256_unpackhi_ps(r6, r7);
+    let u0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+    let u1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+    let u2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+    let u3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+    let u4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+    let u5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+    let u6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+    let u7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+    [
+        _mm256_permute2f128_ps::<0x20>(u0, u4),
+        _mm256_permute2f128_ps::<0x20>(u1, u5),
+        _mm256_permute2f128_ps::<0x20>(u2, u6),
+        _mm256_permute2f128_ps::<0x20>(u3, u7),
+        _mm256_permute2f128_ps::<0x31>(u0, u4),
+        _mm256_permute2f128_ps::<0x31>(u1, u5),
+        _mm256_permute2f128_ps::<0x31>(u2, u6),
+        _mm256_permute2f128_ps::<0x31>(u3, u7),
+    ]
+}
+
+/// Loads elements `base .. base + 8` of a packed `Vec3` slice as `[x, y, z]`, eight lanes
+/// each: three 32-byte loads, then blends and lane permutes.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn load3x8(values: &[Vec3], base: usize) -> [__m256; 3] {
+    let block = &values[base..base + LANES];
+    let p = block.as_ptr().cast::<f32>();
+    // SAFETY: `block` is 8 Vec3s, 24 contiguous f32s (layout asserts above): loads at 0, 8 and
+    // 16 are inside it.
+    let (m0, m1, m2) = unsafe {
+        (
+            _mm256_loadu_ps(p),
+            _mm256_loadu_ps(p.add(8)),
+            _mm256_loadu_ps(p.add(16)),
+        )
+    };
+    // m0 = x0 y0 z0 x1 y1 z1 x2 y2 | m1 = z2 x3 y3 z3 x4 y4 z4 x5 | m2 = y5 z5 x6 y6 z6 x7 y7 z7
+    let xs = _mm256_blend_ps::<0x24>(_mm256_blend_ps::<0x92>(m0, m1), m2);
+    let ys = _mm256_blend_ps::<0x49>(_mm256_blend_ps::<0x24>(m0, m1), m2);
+    let zs = _mm256_blend_ps::<0x92>(_mm256_blend_ps::<0x49>(m0, m1), m2);
+    [
+        _mm256_permutevar8x32_ps(xs, _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5)),
+        _mm256_permutevar8x32_ps(ys, _mm256_setr_epi32(1, 4, 7, 2, 5, 0, 3, 6)),
+        _mm256_permutevar8x32_ps(zs, _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7)),
+    ]
+}
+
+/// Stores `[x, y, z]` (eight lanes each) into elements `base .. base + 8`; the inverse of
+/// [`load3x8`].
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn store3x8(values: &mut [Vec3], base: usize, [x, y, z]: [__m256; 3]) {
+    let xs = _mm256_permutevar8x32_ps(x, _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5));
+    let ys = _mm256_permutevar8x32_ps(y, _mm256_setr_epi32(5, 0, 3, 6, 1, 4, 7, 2));
+    let zs = _mm256_permutevar8x32_ps(z, _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7));
+    let m0 = _mm256_blend_ps::<0x24>(_mm256_blend_ps::<0x92>(xs, ys), zs);
+    let m1 = _mm256_blend_ps::<0x24>(_mm256_blend_ps::<0x92>(zs, xs), ys);
+    let m2 = _mm256_blend_ps::<0x24>(_mm256_blend_ps::<0x92>(ys, zs), xs);
+    let block = &mut values[base..base + LANES];
+    let p = block.as_mut_ptr().cast::<f32>();
+    // SAFETY: `block` is 8 Vec3s, 24 contiguous writable f32s.
+    unsafe {
+        _mm256_storeu_ps(p, m0);
+        _mm256_storeu_ps(p.add(8), m1);
+        _mm256_storeu_ps(p.add(16), m2);
+    }
+}
+
+/// Tangents `base .. base + 8` as `[x, y, z]` and `w`, eight lanes each.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn load_tangents8(values: &[Vec4], base: usize) -> ([__m256; 3], __m256) {
+    let block = &values[base..base + LANES];
+    let p = block.as_ptr().cast::<f32>();
+    let mut rows = [_mm256_setzero_ps(); 4];
+    for (l, row) in rows.iter_mut().enumerate() {
+        // SAFETY: elements l and l + 4 of the 8-element block, 16 bytes each (a `Vec4` is four
+        // f32s, x y z w).
+        *row = unsafe {
+            _mm256_set_m128(_mm_loadu_ps(p.add(4 * (l + 4))), _mm_loadu_ps(p.add(4 * l)))
+        };
+    }
+    // rows hold (t_l | t_{l+4}); transposing gives x, y, z, w in lanes l and l + 4.
+    let [r0, r1, r2, r3] = rows;
+    let t0 = _mm256_unpacklo_ps(r0, r1);
+    let t1 = _mm256_unpackhi_ps(r0, r1);
+    let t2 = _mm256_unpacklo_ps(r2, r3);
+    let t3 = _mm256_unpackhi_ps(r2, r3);
+    let x = _mm256_shuffle_ps::<0x44>(t0, t2);
+    let y = _mm256_shuffle_ps::<0xEE>(t0, t2);
+    let z = _mm256_shuffle_ps::<0x44>(t1, t3);
+    let w = _mm256_shuffle_ps::<0xEE>(t1, t3);
+    ([x, y, z], w)
+}
+
+/// Stores tangents `base .. base + 8` from `[x, y, z]` and `w`; the inverse of
+/// [`load_tangents8`].
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn store_tangents8(values: &mut [Vec4], base: usize, [x, y, z]: [__m256; 3], w: __m256) {
+    let t0 = _mm256_unpacklo_ps(x, y);
+    let t1 = _mm256_unpackhi_ps(x, y);
+    let t2 = _mm256_unpacklo_ps(z, w);
+    let t3 = _mm256_unpackhi_ps(z, w);
+    // (v_l | v_{l+4}) for l = 0..4.
+    let rows = [
+        _mm256_shuffle_ps::<0x44>(t0, t2),
+        _mm256_shuffle_ps::<0xEE>(t0, t2),
+        _mm256_shuffle_ps::<0x44>(t1, t3),
+        _mm256_shuffle_ps::<0xEE>(t1, t3),
+    ];
+    let block = &mut values[base..base + LANES];
+    let p = block.as_mut_ptr().cast::<f32>();
+    for (l, row) in rows.iter().enumerate() {
+        // SAFETY: elements l and l + 4 of the 8-element block, 16 writable bytes each.
+        unsafe {
+            _mm_storeu_ps(p.add(4 * l), _mm256_castps256_ps128(*row));
+            _mm_storeu_ps(p.add(4 * (l + 4)), _mm256_extractf128_ps::<1>(*row));
+        }
+    }
+}
+
+/// `a × b`, lane by lane.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn cross8(a: [__m256; 3], b: [__m256; 3]) -> [__m256; 3] {
+    [
+        _mm256_fmsub_ps(a[1], b[2], _mm256_mul_ps(a[2], b[1])),
+        _mm256_fmsub_ps(a[2], b[0], _mm256_mul_ps(a[0], b[2])),
+        _mm256_fmsub_ps(a[0], b[1], _mm256_mul_ps(a[1], b[0])),
+    ]
+}
+
+/// `a · b`, lane by lane.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn dot8(a: [__m256; 3], b: [__m256; 3]) -> __m256 {
+    _mm256_fmadd_ps(
+        a[2],
+        b[2],
+        _mm256_fmadd_ps(a[1], b[1], _mm256_mul_ps(a[0], b[0])),
+    )
+}
+
+/// `|v|`, lane by lane.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn abs8(v: __m256) -> __m256 {
+    _mm256_andnot_ps(_mm256_set1_ps(-0.0), v)
+}
+
+/// Lanes where `v` is finite and above zero (NaN fails both ordered comparisons).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn finite_positive8(v: __m256) -> __m256 {
+    _mm256_and_ps(
+        _mm256_cmp_ps::<_CMP_LT_OQ>(v, _mm256_set1_ps(f32::INFINITY)),
+        _mm256_cmp_ps::<_CMP_GT_OQ>(v, _mm256_setzero_ps()),
+    )
+}
+
+/// Unit vectors along `v`, lane by lane, or `fallback` where `v` has no finite non-zero
+/// length (the contract of glam's `try_normalize`).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn normalize8_or(v: [__m256; 3], fallback: [__m256; 3]) -> [__m256; 3] {
+    let inverse = _mm256_div_ps(_mm256_set1_ps(1.0), _mm256_sqrt_ps(dot8(v, v)));
+    let ok = finite_positive8(inverse);
+    let mut out = [_mm256_setzero_ps(); 3];
+    for a in 0..3 {
+        out[a] = _mm256_blendv_ps(fallback[a], _mm256_mul_ps(v[a], inverse), ok);
+    }
+    out
+}
+
+/// `v` scaled by `s`, lane by lane.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn scale8(v: [__m256; 3], s: __m256) -> [__m256; 3] {
+    [
+        _mm256_mul_ps(v[0], s),
+        _mm256_mul_ps(v[1], s),
+        _mm256_mul_ps(v[2], s),
+    ]
+}
+
+/// `a + b`, lane by lane.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn add8(a: [__m256; 3], b: [__m256; 3]) -> [__m256; 3] {
+    [
+        _mm256_add_ps(a[0], b[0]),
+        _mm256_add_ps(a[1], b[1]),
+        _mm256_add_ps(a[2], b[2]),
+    ]
+}
+
+/// Whether every lane of a comparison mask is set.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn all8(mask: __m256) -> bool {
+    _mm256_movemask_ps(mask) == 0xFF
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lane_order_of_glam_types() {
+        // The kernels read these as f32 arrays: x, y, z, w in that order.
+        let v = Vec4::new(1.0, 2.0, 3.0, 4.0);
+        let q = Quat::from_xyzw(5.0, 6.0, 7.0, 8.0);
+        // SAFETY: both are 16 bytes (asserted above), and every bit pattern is an f32.
+        let (v, q): ([f32; 4], [f32; 4]) = unsafe {
+            (
+                std::mem::transmute::<Vec4, [f32; 4]>(v),
+                std::mem::transmute::<Quat, [f32; 4]>(q),
+            )
+        };
+        assert_eq!(v, [1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(q, [5.0, 6.0, 7.0, 8.0]);
+        let m = Affine3A::from_cols_array(&[
+            1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0,
+        ]);
+        // SAFETY: 64 bytes (asserted above).
+        let lanes: [f32; 16] = unsafe { std::mem::transmute(m) };
+        for (column, expected) in [
+            [1.0, 2.0, 3.0],
+            [4.0, 5.0, 6.0],
+            [7.0, 8.0, 9.0],
+            [10.0, 11.0, 12.0],
+        ]
+        .iter()
+        .enumerate()
+        {
+            assert_eq!(
+                &lanes[column * 4..column * 4 + 3],
+                expected,
+                "column {column}"
+            );
+        }
+    }
+}

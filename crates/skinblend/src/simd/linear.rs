@@ -1,0 +1,302 @@
+//! Linear blend skinning, eight vertices at a time, and the 3x4 blend CoR shares.
+
+use std::arch::x86_64::*;
+
+use super::lanes::{
+    abs8, all8, cross8, dot8, load3x8, load_tangents8, normalize8_or, scale8, store3x8,
+    store_tangents8, transpose8, Block, LANES,
+};
+use crate::kernels::{MIN_WEIGHT_SUM, SINGULAR_RELATIVE};
+use crate::skin::{Diagnostics, SkinOutputs};
+
+/// The blended 3x4s of eight vertices, one component of all eight per register.
+pub(super) struct Linear8 {
+    /// Columns x, y, z of the blended 3x3, as `[x, y, z]` each (weights as stored).
+    pub(super) columns: [[__m256; 3]; 3],
+    /// The blended translation (weights as stored).
+    pub(super) translation: [__m256; 3],
+    /// `1 / Σw` where the palette renormalizes, else 1: the factor that turns the blend of the
+    /// stored weights into the blend of normalized ones.
+    pub(super) weight_scale: __m256,
+}
+
+impl Linear8 {
+    /// `M p` with the weights normalized (where the palette renormalizes).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn point(&self, p: [__m256; 3]) -> [__m256; 3] {
+        let [c0, c1, c2] = self.columns;
+        let t = self.translation;
+        let mut out = [_mm256_setzero_ps(); 3];
+        for a in 0..3 {
+            out[a] = _mm256_fmadd_ps(
+                c2[a],
+                p[2],
+                _mm256_fmadd_ps(c1[a], p[1], _mm256_fmadd_ps(c0[a], p[0], t[a])),
+            );
+        }
+        scale8(out, self.weight_scale)
+    }
+}
+
+/// Blends the 3x4s of vertices `base .. base + 8`, or `None` when one of them is unweighted
+/// (its weights sum to less than `MIN_WEIGHT_SUM`, as the scalar kernel).
+///
+/// Per vertex, each influence is one broadcast and two fused multiply-adds on the matrix as two
+/// 256-bit halves `(x | y)` and `(z | t)`. The translation's lane 3 (padding in `Affine3A`) is
+/// replaced by 1 before the multiply-add, so the blend carries `Σw` there, summed in slot order
+/// as the scalar kernel sums it (`K = 4` sums the weights apart instead, see
+/// [`weight_sums4`]); the other padding lanes are blended and dropped unread.
+/// The weights are not divided by their sum per vertex: normalizing is one eight-wide multiply
+/// of the result ([`Linear8::point`]), and the normal and tangent directions are normalized
+/// anyway (the singular test is scale-free).
+///
+/// # Safety
+/// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function so that it can be
+/// `#[inline(always)]`: returned through memory, its thirteen registers cost three
+/// instructions per vertex; inlined into its `#[target_feature]` callers, its intrinsics
+/// inline with it.)
+#[inline(always)]
+pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> Option<Linear8> {
+    // SAFETY: the caller guarantees AVX2 and FMA; the loads are justified where they are.
+    unsafe {
+        let matrices = block.linear.as_ptr().cast::<f32>();
+        let one_in_lane_7 = _mm256_set1_ps(1.0);
+        let mut rows01 = [_mm256_setzero_ps(); LANES];
+        let mut rows23 = [_mm256_setzero_ps(); LANES];
+        let k = block.k::<K>();
+        let (joints8, weights8) = block.influences8::<K>(base);
+        // An opaque trip count keeps the loop a loop: unrolled eight times, the compiler hoists
+        // every vertex's loads and spills them (about 15 instructions per vertex more).
+        let lanes = std::hint::black_box(LANES).min(LANES);
+        for l in 0..lanes {
+            let (joints, weights) = (&joints8[l * k..(l + 1) * k], &weights8[l * k..(l + 1) * k]);
+            let mut c01 = _mm256_setzero_ps();
+            let mut c23 = _mm256_setzero_ps();
+            for (joint, &weight) in joints.iter().zip(weights) {
+                // A volatile read keeps each index a scalar load: the compiler would otherwise
+                // load four at once and extract them with shuffles, on the port the transposes
+                // already saturate.
+                // (Safe to read: the pointer comes from a reference.)
+                let joint = std::ptr::from_ref(joint).read_volatile();
+                let w = _mm256_set1_ps(weight);
+                // SAFETY: `Influences` guarantees joint < joint_count and `skin_into` checked that
+                // the palette has at least joint_count matrices; an `Affine3A` is 16 contiguous f32s
+                // (layout asserts in `lanes`), so both 32-byte loads are inside matrix `joint`.
+                let (m01, m23) = {
+                    let m = matrices.add(usize::from(joint) * 16);
+                    (_mm256_loadu_ps(m), _mm256_loadu_ps(m.add(8)))
+                };
+                // K = 4 sums the weights apart (below): one instruction less per influence.
+                let m23 = if K == 4 {
+                    m23
+                } else {
+                    _mm256_blend_ps::<0x80>(m23, one_in_lane_7)
+                };
+                c01 = _mm256_fmadd_ps(m01, w, c01);
+                c23 = _mm256_fmadd_ps(m23, w, c23);
+            }
+            rows01[l] = c01;
+            rows23[l] = c23;
+        }
+        // [c0x c0y c0z _ c1x c1y c1z _] and [c2x c2y c2z _ tx ty tz Σw], per lane.
+        let [c0x, c0y, c0z, _, c1x, c1y, c1z, _] = transpose8(rows01);
+        let [c2x, c2y, c2z, _, tx, ty, tz, sum] = transpose8(rows23);
+        let sum = if K == 4 { weight_sums4(weights8) } else { sum };
+        if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
+            sum,
+            _mm256_set1_ps(MIN_WEIGHT_SUM),
+        )) {
+            return None;
+        }
+        let weight_scale = if block.renormalize {
+            _mm256_div_ps(_mm256_set1_ps(1.0), sum)
+        } else {
+            _mm256_set1_ps(1.0)
+        };
+        Some(Linear8 {
+            columns: [[c0x, c0y, c0z], [c1x, c1y, c1z], [c2x, c2y, c2z]],
+            translation: [tx, ty, tz],
+            weight_scale,
+        })
+    }
+}
+
+/// `Σw` of eight vertices with four influences each (32 consecutive weights), summed as
+/// `(w₀ + w₁) + (w₂ + w₃)` by three horizontal adds: `[v₀ v₂ v₄ v₆ | v₁ v₃ v₅ v₇]`, then
+/// permuted to vertex order. (The scalar kernel sums in slot order; the two differ by rounding
+/// only, which moves neither the unweighted test, whose threshold is the smallest normal f32 —
+/// sums of a few subnormals are exact either way — nor the result beyond `SIMD_VS_SCALAR`.)
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn weight_sums4(weights8: &[f32]) -> __m256 {
+    let weights8 = &weights8[..4 * LANES];
+    let p = weights8.as_ptr();
+    // SAFETY: `weights8` is 32 f32s: loads at 0, 8, 16 and 24 are inside it.
+    let (v01, v23, v45, v67) = unsafe {
+        (
+            _mm256_loadu_ps(p),
+            _mm256_loadu_ps(p.add(8)),
+            _mm256_loadu_ps(p.add(16)),
+            _mm256_loadu_ps(p.add(24)),
+        )
+    };
+    let pairs = _mm256_hadd_ps(_mm256_hadd_ps(v01, v23), _mm256_hadd_ps(v45, v67));
+    _mm256_permutevar8x32_ps(pairs, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+}
+
+/// LBS of vertices `base .. base + 8`. Returns `false`, having written nothing, when one of
+/// them is unweighted.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn block<const K: usize, const N: bool, const T: bool>(
+    block: &Block<'_>,
+    outputs: &mut SkinOutputs<'_>,
+    base: usize,
+    diagnostics: &mut Diagnostics,
+) -> bool {
+    // SAFETY: this function runs only where AVX2 and FMA are enabled.
+    let Some(m) = (unsafe { blend8::<K>(block, base) }) else {
+        return false;
+    };
+    store3x8(
+        outputs.positions,
+        base,
+        m.point(load3x8(block.positions, base)),
+    );
+    if !(N || T) {
+        return true;
+    }
+    let [c0, c1, c2] = m.columns;
+    let cofactor0 = cross8(c1, c2);
+    let det = dot8(c0, cofactor0);
+    let negative = _mm256_cmp_ps::<_CMP_LT_OQ>(det, _mm256_setzero_ps());
+    if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals) {
+        let cofactor1 = cross8(c2, c0);
+        let cofactor2 = cross8(c0, c1);
+        let n = load3x8(src, base);
+        let mut normal = [_mm256_setzero_ps(); 3];
+        for a in 0..3 {
+            normal[a] = _mm256_fmadd_ps(
+                cofactor2[a],
+                n[2],
+                _mm256_fmadd_ps(cofactor1[a], n[1], _mm256_mul_ps(cofactor0[a], n[0])),
+            );
+        }
+        // sqrt is monotonic and correctly rounded: the largest length is the root of the
+        // largest squared length, exactly.
+        let largest = _mm256_sqrt_ps(_mm256_max_ps(
+            _mm256_max_ps(dot8(c0, c0), dot8(c1, c1)),
+            dot8(c2, c2),
+        ));
+        let bound = _mm256_mul_ps(
+            _mm256_mul_ps(
+                _mm256_mul_ps(_mm256_set1_ps(SINGULAR_RELATIVE), largest),
+                largest,
+            ),
+            largest,
+        );
+        let singular = _mm256_cmp_ps::<_CMP_LE_OQ>(abs8(det), bound);
+        diagnostics.singular_normal_matrices += _mm256_movemask_ps(singular).count_ones() as usize;
+        // Flip where not singular and the determinant is negative (a mirror): xor the sign.
+        let flip = _mm256_and_ps(_mm256_andnot_ps(singular, negative), _mm256_set1_ps(-0.0));
+        for component in &mut normal {
+            *component = _mm256_xor_ps(*component, flip);
+        }
+        store3x8(out, base, normalize8_or(normal, n));
+    }
+    if let (true, Some(out), Some(src)) = (T, outputs.tangents.as_deref_mut(), block.tangents) {
+        let (d, w) = load_tangents8(src, base);
+        let mut direction = [_mm256_setzero_ps(); 3];
+        for a in 0..3 {
+            direction[a] = _mm256_fmadd_ps(
+                c2[a],
+                d[2],
+                _mm256_fmadd_ps(c1[a], d[1], _mm256_mul_ps(c0[a], d[0])),
+            );
+        }
+        let w = _mm256_xor_ps(w, _mm256_and_ps(negative, _mm256_set1_ps(-0.0)));
+        store_tangents8(out, base, normalize8_or(direction, d), w);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Vec3, Vec4};
+
+    use crate::fixtures::benchmark_mesh;
+    use crate::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs};
+
+    /// The kernels load each `Affine3A` column with its padding lane (lane 3 of each 16-byte
+    /// `Vec3A`): poisoning those lanes with NaN must leave every output bit as it was.
+    #[test]
+    fn padding_lanes_are_never_used() {
+        if super::super::simd_backend().is_none() {
+            return; // no SIMD kernel on this CPU: nothing reads the palette through a cast
+        }
+        // K = 4 sums the weights apart; K = 3 carries the sum in the translation's padding lane.
+        for (k, method) in [
+            (4, Method::Linear),
+            (3, Method::Linear),
+            (4, Method::CenterOfRotation),
+        ] {
+            let mesh = benchmark_mesh(203, k, 16, 9);
+            let input = SkinInput::new(
+                &mesh.positions,
+                Some(&mesh.normals),
+                Some(&mesh.tangents),
+                &mesh.influences,
+            )
+            .and_then(|input| input.with_rotation_centers(&mesh.positions))
+            .unwrap();
+            let options = SkinOptions {
+                method,
+                parallel: false,
+                ..SkinOptions::default()
+            };
+            let clean = prepare(&mesh.palette, None, &options).unwrap();
+            let mut poisoned = clean.clone();
+            for matrix in &mut poisoned.linear {
+                let lanes = std::ptr::from_mut(matrix).cast::<f32>();
+                for padding in [3, 7, 11, 15] {
+                    // SAFETY: an `Affine3A` is 16 f32s (layout asserts in `lanes`); on x86-64
+                    // each column is one 128-bit register, so every lane is an f32.
+                    unsafe { lanes.add(padding).write(f32::NAN) };
+                }
+                // SAFETY: as above.
+                assert!(
+                    unsafe { lanes.add(15).read() }.is_nan(),
+                    "the poison must stick"
+                );
+            }
+            let run = |palette| {
+                let n = mesh.positions.len();
+                let (mut p, mut nn, mut t) = (
+                    vec![Vec3::ZERO; n],
+                    vec![Vec3::ZERO; n],
+                    vec![Vec4::ZERO; n],
+                );
+                let d = skin_into(
+                    &input,
+                    palette,
+                    SkinOutputs {
+                        positions: &mut p,
+                        normals: Some(&mut nn),
+                        tangents: Some(&mut t),
+                    },
+                )
+                .unwrap();
+                let bits: Vec<u32> = p
+                    .iter()
+                    .chain(&nn)
+                    .flat_map(|v| v.to_array())
+                    .chain(t.iter().flat_map(|v| v.to_array()))
+                    .map(f32::to_bits)
+                    .collect();
+                (bits, d)
+            };
+            assert_eq!(run(&clean), run(&poisoned), "{method:?}");
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! SIMD kernels: x86-64 AVX2 + FMA, detected at run time, chosen once per call from a table of
+//! monomorphized variants (method × normals × tangents × influences per vertex 1, 2, 4, 8 or
+//! any × whether the palette is entirely rigid). The scalar kernels in `kernels.rs` stay the
+//! reference and the fallback.
+//!
+//! One driver loop ([`avx2`]'s `drive`) walks a range in blocks of eight vertices. Each block
+//! blends its vertices' joint transforms one vertex at a time in 256-bit registers (LBS: the
+//! 3x4 columns two at a time; DQS and CoR: a whole dual quaternion, `real | dual`), transposes
+//! the eight blends so that each register holds one component of all eight vertices, and does
+//! the rest eight-wide. A block the SIMD path cannot take whole (an unweighted vertex, a vertex
+//! on a non-rigid joint under DQS or CoR, a CoR vertex without a center, a blend that cancels to
+//! zero) and the last `len % 8` vertices go to the scalar kernel, so every such case has one
+//! definition. The math follows the scalar kernels step for step, with fused multiply-adds, so
+//! results differ from the scalar ones by f32 rounding only; the diagnostics' decisions
+//! (singular, sign flip, unweighted) are the same.
+//!
+//! Modules by job: `lanes` (layout contracts, loads, stores, transposes, eight-wide vector
+//! helpers, the block context), `linear` (the 3x4 blend and LBS), `dual_quat` (the one sign-aligned
+//! DQ blend and the rigid-motion apply, DQS), `cor` (CoR from both blends).
+
+use crate::palette::PreparedPalette;
+use crate::skin::{Diagnostics, SkinInput, SkinOutputs};
+
+#[cfg(target_arch = "x86_64")]
+mod cor;
+#[cfg(target_arch = "x86_64")]
+mod dual_quat;
+#[cfg(target_arch = "x86_64")]
+mod lanes;
+#[cfg(target_arch = "x86_64")]
+mod linear;
+
+/// A kernel over vertices `first_vertex ..` into `outputs` (lengths already checked).
+pub(crate) type Kernel =
+    fn(&SkinInput<'_>, &PreparedPalette, usize, SkinOutputs<'_>) -> Diagnostics;
+
+/// Vertices per block of the SIMD kernels: one per lane of a 256-bit register. Ranges split at
+/// multiples of this skin every vertex exactly as the whole range does.
+pub(crate) const BLOCK_VERTICES: usize = 8;
+
+/// The best SIMD kernel for this call, or `None` when the CPU or the method has none.
+pub(crate) fn select(
+    input: &SkinInput<'_>,
+    palette: &PreparedPalette,
+    outputs: &SkinOutputs<'_>,
+) -> Option<Kernel> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if avx2::available() {
+            return Some(avx2::table(
+                palette.options().method,
+                outputs.normals.is_some(),
+                outputs.tangents.is_some(),
+                input.influences().influences_per_vertex(),
+                palette.non_rigid_joints() == 0,
+            ));
+        }
+    }
+    let _ = (input, palette, outputs);
+    None
+}
+
+/// The SIMD instruction set the kernels use on this CPU (`"avx2+fma"`), or `None` when they
+/// fall back to the scalar reference. Detected at run time; the build stays portable.
+#[must_use]
+pub fn simd_backend() -> Option<&'static str> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if avx2::available() {
+            return Some("avx2+fma");
+        }
+    }
+    None
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::lanes::Block;
+    use super::{cor, dual_quat, linear, Kernel, BLOCK_VERTICES};
+    use crate::kernels::skin_range;
+    use crate::palette::PreparedPalette;
+    use crate::skin::{Diagnostics, Method, SkinInput, SkinOutputs};
+
+    pub(super) fn available() -> bool {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+
+    /// Method codes for the driver's const parameter.
+    const LINEAR: u8 = 0;
+    const DUAL_QUATERNION: u8 = 1;
+    const CENTER_OF_ROTATION: u8 = 2;
+
+    /// The variant for one call; `K = 0` is the any-`k` variant, `R` the palette without a
+    /// non-rigid joint (DQS and CoR then skip the per-vertex residual test; LBS ignores it).
+    pub(super) fn table(
+        method: Method,
+        normals: bool,
+        tangents: bool,
+        k: usize,
+        rigid: bool,
+    ) -> Kernel {
+        macro_rules! by_k {
+            ($m:expr, $n:literal, $t:literal, $r:literal) => {
+                match k {
+                    1 => drive::<{ $m }, 1, $n, $t, $r> as Kernel,
+                    2 => drive::<{ $m }, 2, $n, $t, $r>,
+                    4 => drive::<{ $m }, 4, $n, $t, $r>,
+                    8 => drive::<{ $m }, 8, $n, $t, $r>,
+                    _ => drive::<{ $m }, 0, $n, $t, $r>,
+                }
+            };
+        }
+        macro_rules! by_attributes {
+            ($m:expr, $r:literal) => {
+                match (normals, tangents) {
+                    (false, false) => by_k!($m, false, false, $r),
+                    (true, false) => by_k!($m, true, false, $r),
+                    (false, true) => by_k!($m, false, true, $r),
+                    (true, true) => by_k!($m, true, true, $r),
+                }
+            };
+        }
+        match (method, rigid) {
+            // LBS has no residual: one set of variants.
+            (Method::Linear, _) => by_attributes!(LINEAR, true),
+            (Method::DualQuaternion, true) => by_attributes!(DUAL_QUATERNION, true),
+            (Method::DualQuaternion, false) => by_attributes!(DUAL_QUATERNION, false),
+            (Method::CenterOfRotation, true) => by_attributes!(CENTER_OF_ROTATION, true),
+            (Method::CenterOfRotation, false) => by_attributes!(CENTER_OF_ROTATION, false),
+        }
+    }
+
+    fn drive<const M: u8, const K: usize, const N: bool, const T: bool, const R: bool>(
+        input: &SkinInput<'_>,
+        palette: &PreparedPalette,
+        first_vertex: usize,
+        outputs: SkinOutputs<'_>,
+    ) -> Diagnostics {
+        // SAFETY: `table` hands out this kernel only after `available()` saw AVX2 and FMA.
+        unsafe { drive_avx2::<M, K, N, T, R>(input, palette, first_vertex, outputs) }
+    }
+
+    /// The one driver loop: whole blocks by the method's block kernel, anything it declines and
+    /// the tail by the scalar kernel.
+    #[target_feature(enable = "avx2,fma")]
+    fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R: bool>(
+        input: &SkinInput<'_>,
+        palette: &PreparedPalette,
+        first_vertex: usize,
+        mut outputs: SkinOutputs<'_>,
+    ) -> Diagnostics {
+        let mut diagnostics = Diagnostics::default();
+        let count = outputs.positions.len();
+        if M == CENTER_OF_ROTATION && input.rotation_centers().is_none() {
+            // `skin_into` refuses CoR without centers; keep one definition regardless.
+            return skin_range(input, palette, first_vertex, outputs);
+        }
+        let block = Block::new::<K>(input, palette, first_vertex, count);
+        let mut base = 0;
+        while base + BLOCK_VERTICES <= count {
+            let done = match M {
+                LINEAR => linear::block::<K, N, T>(&block, &mut outputs, base, &mut diagnostics),
+                DUAL_QUATERNION => {
+                    dual_quat::block::<K, N, T, R>(&block, &mut outputs, base, &mut diagnostics)
+                }
+                _ => cor::block::<K, N, T, R>(&block, &mut outputs, base, &mut diagnostics),
+            };
+            if !done {
+                scalar_range(
+                    input,
+                    palette,
+                    &mut outputs,
+                    first_vertex,
+                    base..base + BLOCK_VERTICES,
+                    &mut diagnostics,
+                );
+            }
+            base += BLOCK_VERTICES;
+        }
+        if base < count {
+            scalar_range(
+                input,
+                palette,
+                &mut outputs,
+                first_vertex,
+                base..count,
+                &mut diagnostics,
+            );
+        }
+        diagnostics
+    }
+
+    /// Skins vertices `range` of the outputs (input vertices `first_vertex + range`) with the
+    /// scalar kernel, adding its counts.
+    fn scalar_range(
+        input: &SkinInput<'_>,
+        palette: &PreparedPalette,
+        outputs: &mut SkinOutputs<'_>,
+        first_vertex: usize,
+        range: std::ops::Range<usize>,
+        diagnostics: &mut Diagnostics,
+    ) {
+        let part = SkinOutputs {
+            positions: &mut outputs.positions[range.clone()],
+            normals: outputs
+                .normals
+                .as_deref_mut()
+                .map(|n| &mut n[range.clone()]),
+            tangents: outputs
+                .tangents
+                .as_deref_mut()
+                .map(|t| &mut t[range.clone()]),
+        };
+        let scalar = skin_range(input, palette, first_vertex + range.start, part);
+        diagnostics.singular_normal_matrices += scalar.singular_normal_matrices;
+        diagnostics.sign_flips += scalar.sign_flips;
+        diagnostics.unweighted_vertices += scalar.unweighted_vertices;
+    }
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Medians over the rounds of compare.sh as a Markdown table: ozz vs skinblend, K = 4.
+
+    python3 tools/ozz-compare/table.py OUT_DIR
+
+Figures are million vertices per second; ratios are the medians of the per-round ratios (each
+round's two programs ran back to back, so a round's ratio shares its machine state).
+"""
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+out = sys.argv[1]
+rounds = sorted(
+    int(m.group(1))
+    for p in glob.glob(os.path.join(out, "round-*-ozz.txt"))
+    if (m := re.search(r"round-(\d+)-ozz", p))
+)
+if not rounds:
+    sys.exit(f"error: no round-N-ozz.txt in {out}")
+
+per_round = []  # {key: mverts}
+loads = []
+for r in rounds:
+    figures = {}
+    for line in open(os.path.join(out, f"round-{r}-ozz.txt")):
+        m = re.match(
+            r"ozz (\w+) ([\w-]+) k=4 vertices=(\d+) threads=(\d+) mverts_per_s=([\d.]+)", line
+        )
+        if m:
+            attributes, normals, n, t, v = m.groups()
+            figures[("ozz", attributes, normals, int(n), int(t))] = float(v)
+    data = json.load(open(os.path.join(out, f"round-{r}-skinblend.json")))
+    for row in data["rows"]:
+        if row["influences"] != 4 or row["backend"] == "scalar":
+            continue
+        figures[(row["method"], row["attributes"], "", row["vertices"], row["threads"])] = row[
+            "mverts_per_s"
+        ]
+    per_round.append(figures)
+    loads.append(open(os.path.join(out, f"round-{r}-load.txt")).read().strip().replace("\n", "; "))
+
+
+def median(key):
+    values = [f[key] for f in per_round if key in f]
+    return statistics.median(values) if values else float("nan")
+
+
+def ratio(a, b):
+    values = [f[a] / f[b] for f in per_round if a in f and b in f]
+    return statistics.median(values) if values else float("nan")
+
+
+sizes = sorted({k[3] for f in per_round for k in f})
+threads = sorted({k[4] for f in per_round for k in f})
+print(f"K = 4, 64 joints; medians of {len(rounds)} interleaved rounds (Mverts/s)\n")
+print(
+    "| vertices | threads | ozz (normals by blended matrix) | ozz (inverse-transpose matrices) "
+    "| LBS | DQS | CoR | LBS / ozz | DQS / ozz | CoR / ozz |"
+)
+print("|---|---|---|---|---|---|---|---|---|---|")
+for n in sizes:
+    for t in threads:
+        ozz = ("ozz", "pn", "blended", n, t)
+        row = [
+            f"{n:,}",
+            str(t),
+            f"{median(ozz):.0f}",
+            f"{median(('ozz', 'pn', 'inverse-transpose', n, t)):.0f}",
+        ]
+        row += [f"{median((m, 'pn', '', n, t)):.0f}" for m in ("linear", "dq", "cor")]
+        row += [f"{ratio((m, 'pn', '', n, t), ozz):.2f}" for m in ("linear", "dq", "cor")]
+        print("| " + " | ".join(row) + " |")
+print("\nPositions only (LBS):\n")
+print("| vertices | threads | ozz | LBS | LBS / ozz |")
+print("|---|---|---|---|---|")
+for n in sizes:
+    for t in threads:
+        ozz = ("ozz", "p", "none", n, t)
+        ours = ("linear", "p", "", n, t)
+        print(f"| {n:,} | {t} | {median(ozz):.0f} | {median(ours):.0f} | {ratio(ours, ozz):.2f} |")
+print("\nTwo threads / one thread (medians of per-round ratios):\n")
+print("| vertices | ozz | LBS | DQS | CoR |")
+print("|---|---|---|---|---|")
+for n in sizes:
+    if len(threads) < 2:
+        break
+    t1, t2 = threads[0], threads[-1]
+    cells = [f"{ratio(('ozz', 'pn', 'blended', n, t2), ('ozz', 'pn', 'blended', n, t1)):.2f}"]
+    cells += [f"{ratio((m, 'pn', '', n, t2), (m, 'pn', '', n, t1)):.2f}" for m in ("linear", "dq", "cor")]
+    print(f"| {n:,} | " + " | ".join(cells) + " |")
+print("\nLoad (/proc/loadavg) before each program:\n")
+for r, l in zip(rounds, loads):
+    print(f"- round {r}: {l}")
