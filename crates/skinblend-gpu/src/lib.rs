@@ -66,6 +66,7 @@
 pub mod bench;
 mod error;
 mod palette;
+pub mod shaders;
 mod skinner;
 pub mod wgsl;
 
@@ -73,6 +74,7 @@ pub use error::GpuError;
 pub use palette::{
     gpu_rotation_centers, GpuCorJoint, GpuDualQuatJoint, GpuLinearJoint, GpuPalette,
 };
+pub use shaders::{export_shader, ExportedShader, ShaderExportError, ShaderLanguage};
 pub use skinner::{GpuMesh, GpuOptions, GpuSkinner, OutputLayout, WORKGROUP_SIZE};
 pub use wgsl::{cor_skinning_wgsl, dual_quat_skinning_wgsl, linear_skinning_wgsl};
 
