@@ -188,7 +188,8 @@ async function main() {
   window.conformanceResult = result;
   const gl = document.getElementById('canvas').getContext('webgl2');
   if (!gl) throw new Error('WebGL2 is not available in this browser: nothing was checked');
-  result.renderer = gl.getParameter(gl.RENDERER);
+  const debugInfo = gl.getExtension('WEBGL_debug_renderer_info');
+  result.renderer = debugInfo ? gl.getParameter(debugInfo.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER);
   log(`WebGL2: ${gl.getParameter(gl.VERSION)}, ${result.renderer}`);
   const manifest = await fetchJson('vectors/manifest.json');
   if (manifest.format !== 'skinblend-conformance' || manifest.version !== 1) {
