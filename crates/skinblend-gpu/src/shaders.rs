@@ -122,7 +122,7 @@ pub struct ExportedShader {
     pub language: ShaderLanguage,
     /// The skinning method.
     pub method: Method,
-    /// A file name for it: `skinblend_<method><suffix>`, e.g. `skinblend_dq.300es.vert`.
+    /// A file name for it: `skinblend_<method name><suffix>`, e.g. `skinblend_dq.300es.vert`.
     pub file_name: String,
     /// The vertex entry point's name in `source`.
     pub entry_point: String,
@@ -153,12 +153,6 @@ pub fn palette_entry_bytes(method: Method) -> usize {
 #[must_use]
 pub fn uniform_palette_joints(method: Method) -> usize {
     UNIFORM_BLOCK_BYTES / palette_entry_bytes(method)
-}
-
-/// The short method name used in file names and on the command line: `linear`, `dq`, `cor`.
-#[must_use]
-pub fn method_file_name(method: Method) -> &'static str {
-    method.name()
 }
 
 /// The example vertex shader appended to a method's library (`BLEND` and `CENTER_*` filled in).
@@ -397,11 +391,7 @@ pub fn export_shader(
     Ok(ExportedShader {
         language,
         method,
-        file_name: format!(
-            "skinblend_{}{}",
-            method_file_name(method),
-            language.file_suffix()
-        ),
+        file_name: format!("skinblend_{}{}", method.name(), language.file_suffix()),
         entry_point,
         interface,
         uniform_palette_joints: uniform_joints,
