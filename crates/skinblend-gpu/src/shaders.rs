@@ -362,8 +362,28 @@ pub fn export_shader(
             out
         }
         ShaderLanguage::Msl => {
-            let options = naga::back::msl::Options {
+            use naga::back::msl;
+            let buffer = |slot| msl::BindTarget {
+                buffer: Some(slot),
+                ..Default::default()
+            };
+            let binding = |binding| naga::ResourceBinding { group: 0, binding };
+            let resources = msl::EntryPointResources {
+                resources: [
+                    (binding(0), buffer(MSL_PALETTE_BUFFER)),
+                    (binding(1), buffer(MSL_CLIP_BUFFER)),
+                ]
+                .into_iter()
+                .collect(),
+                immediates_buffer: None,
+                sizes_buffer: Some(MSL_SIZES_BUFFER),
+            };
+            let options = msl::Options {
                 lang_version: (2, 0),
+                per_entry_point_map: [("skin_vertex_main".to_string(), resources)]
+                    .into_iter()
+                    .collect(),
+                fake_missing_bindings: false,
                 ..Default::default()
             };
             let pipeline = naga::back::msl::PipelineOptions {
@@ -471,6 +491,14 @@ fn header(
             }
         }
     }
+    match language {
+        ShaderLanguage::Hlsl => line("(HLSL: palette register(t0), clip_from_world register(b1), space 0)"),
+        ShaderLanguage::Msl => line(&format!(
+            "(MSL: palette [[buffer({MSL_PALETTE_BUFFER})]], clip_from_world [[buffer({MSL_CLIP_BUFFER})]], \
+             [[buffer({MSL_SIZES_BUFFER})]] a uint: the palette's size in bytes)"
+        )),
+        _ => {}
+    }
     line(&format!(
         "Binding 1, `{}`: uniform mat4 clip_from_world (column-major), applied as is.",
         interface.clip_from_world
@@ -491,6 +519,12 @@ fn header(
     h.push('\n');
     h
 }
+
+/// MSL buffer indices of the palette, `clip_from_world` and naga's `_mslBufferSizes` (a `uint`
+/// holding the palette's size in bytes): above the low indices engines give vertex buffers.
+const MSL_PALETTE_BUFFER: u8 = 16;
+const MSL_CLIP_BUFFER: u8 = 17;
+const MSL_SIZES_BUFFER: u8 = 18;
 
 /// The naga version the translation uses (the one wgpu builds with).
 const NAGA_VERSION: &str = "30.0.2";
