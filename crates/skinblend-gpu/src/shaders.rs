@@ -16,7 +16,8 @@
 //!   ([`crate::GpuPalette::bytes`] is the upload). WGSL, GLSL 4.50, HLSL and MSL read it as a
 //!   read-only storage buffer of any length. GLSL ES 3.00 has no storage buffers: there it is a
 //!   uniform block (std140, the same bytes) of [`uniform_palette_joints`] entries, sized to fit
-//!   the 16 KiB that every WebGL2 / OpenGL ES 3.0 implementation allows for one block; upload
+//!   the 16 KiB that every WebGL2 / OpenGL ES 3.0 implementation allows for one block;
+//!   [`uniform_palette_bytes`] pads the palette to it. Upload
 //!   that many entries (unused ones zero).
 //! - `clip_from_world`, `@group(0) @binding(1)`: a uniform `mat4x4<f32>` (column-major), applied
 //!   as is (`clip = clip_from_world · world`; no coordinate-space adjustment is added).
@@ -153,6 +154,32 @@ pub fn palette_entry_bytes(method: Method) -> usize {
 #[must_use]
 pub fn uniform_palette_joints(method: Method) -> usize {
     UNIFORM_BLOCK_BYTES / palette_entry_bytes(method)
+}
+
+/// The GLSL ES 3.00 palette block's bytes for `palette`: its entries
+/// ([`crate::GpuPalette::bytes`]), then zeros up to [`uniform_palette_joints`] entries, as WebGL2
+/// requires the bound range to cover the whole block. Allocates the result.
+///
+/// # Errors
+/// [`ShaderExportError`] when the palette has more joints than the block holds.
+pub fn uniform_palette_bytes(palette: &crate::GpuPalette) -> Result<Vec<u8>, ShaderExportError> {
+    let method = palette.method();
+    let capacity = uniform_palette_joints(method);
+    let entry = palette_entry_bytes(method);
+    let bytes = palette.bytes();
+    let joints = bytes.len() / entry;
+    if joints > capacity {
+        return Err(ShaderExportError {
+            language: ShaderLanguage::GlslEs.name(),
+            method: method.name(),
+            message: format!(
+                "{joints} joints, the uniform palette block holds {capacity}; use another language's storage buffer or split the skin"
+            ),
+        });
+    }
+    let mut block = bytes.to_vec();
+    block.resize(capacity * entry, 0);
+    Ok(block)
 }
 
 /// The example vertex shader appended to a method's library (`BLEND` and `CENTER_*` filled in).

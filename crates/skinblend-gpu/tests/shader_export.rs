@@ -107,3 +107,41 @@ fn glsl_glsl_es_and_hlsl_outputs_compile_with_glslang() {
     std::fs::remove_dir_all(&dir).ok();
     println!("glslangValidator compiled {checked} shaders (GLSL 4.50, GLSL ES 3.00, HLSL)");
 }
+
+/// The GLSL ES palette block: the palette's own bytes, zero-padded to the block; too many
+/// joints is an error naming both counts.
+#[test]
+fn uniform_palette_block_is_the_palette_padded() {
+    use glam::Mat4;
+    use skinblend::{prepare, SkinOptions};
+    use skinblend_gpu::shaders::{uniform_palette_bytes, uniform_palette_joints};
+    use skinblend_gpu::GpuPalette;
+    for method in METHODS {
+        let options = SkinOptions {
+            method,
+            ..SkinOptions::default()
+        };
+        let palette = vec![Mat4::from_rotation_y(0.5); 3];
+        let centers = vec![glam::Vec3::ZERO; 3];
+        let gpu = GpuPalette::from_prepared(
+            &prepare(&palette, Some(&centers), &options).expect("prepare"),
+            None,
+        )
+        .expect("gpu palette");
+        let block = uniform_palette_bytes(&gpu).expect("block");
+        assert!(block.len() <= 16384, "{method:?}: {} bytes", block.len());
+        assert_eq!(&block[..gpu.bytes().len()], gpu.bytes());
+        assert!(block[gpu.bytes().len()..].iter().all(|&b| b == 0));
+        let too_many = vec![Mat4::IDENTITY; uniform_palette_joints(method) + 1];
+        let too_many_centers = vec![glam::Vec3::ZERO; too_many.len()];
+        let gpu = GpuPalette::from_prepared(
+            &prepare(&too_many, Some(&too_many_centers), &options).expect("prepare"),
+            None,
+        )
+        .expect("gpu palette");
+        let error = uniform_palette_bytes(&gpu)
+            .expect_err("too many joints")
+            .to_string();
+        assert!(error.contains("holds"), "{error}");
+    }
+}
