@@ -10,6 +10,7 @@ mod output;
 mod pose;
 mod report;
 mod rigs;
+mod shaders;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -174,6 +175,34 @@ enum Command {
         #[arg(long, requires = "gpu", value_parser = clap::value_parser!(u32).range(1..=MAX_FRAMES))]
         frames: Option<u32>,
     },
+    /// Write the skinning functions (blend, pivot sign alignment, residual, CoR) and an example
+    /// vertex shader per method in an engine's shading language, translated with naga from
+    /// skinblend's one WGSL source; each file starts with its bindings, data layout and
+    /// conventions. Also writes interface-<lang>.json (entry point, names to bind).
+    Shaders {
+        /// Shading language: wgsl, glsl (4.50), glsl-es (3.00, WebGL2), hlsl, msl.
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["wgsl", "glsl", "glsl-es", "hlsl", "msl"]))]
+        lang: String,
+        /// Skinning method, or all.
+        #[arg(long, default_value = "all", value_parser = clap::builder::PossibleValuesParser::new(["linear", "dq", "cor", "all"]))]
+        method: String,
+        /// The folder to write into (created if missing).
+        #[arg(short, long, visible_alias = "out", value_name = "DIR")]
+        output: std::path::PathBuf,
+    },
+    /// Write conformance vectors: the built-in rigs (as .glb) at the evidence angles, the cases
+    /// engines get wrong (opposite quaternion signs, a scaled joint, a mirrored joint, weights
+    /// not summing to 1, exactly 180°) and optionally sample models at three poses, with the
+    /// palettes, the prepared dual quaternions and the expected positions and normals per
+    /// method; manifest.json describes the files and the tolerance.
+    Conformance {
+        /// The folder to write into (created if missing).
+        #[arg(short, long, visible_alias = "out", value_name = "DIR")]
+        output: std::path::PathBuf,
+        /// Also every .glb/.gltf one folder below this one (e.g. models/Fox/Fox.glb).
+        #[arg(long, value_name = "DIR")]
+        models: Option<std::path::PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -234,6 +263,12 @@ fn main() -> ExitCode {
             })
         }
         Command::Rigs { output } => rigs::run(&output),
+        Command::Shaders {
+            lang,
+            method,
+            output,
+        } => shaders::run(&lang, &method, &output),
+        Command::Conformance { output, models } => shaders::conformance(&output, models.as_deref()),
         Command::Bench {
             quick,
             json,

@@ -22,6 +22,7 @@
 #![warn(missing_docs)]
 
 pub mod accessor;
+pub mod conformance;
 mod container;
 mod error;
 pub mod export;

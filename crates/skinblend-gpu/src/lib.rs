@@ -69,6 +69,7 @@ mod dispatch;
 mod error;
 mod mesh;
 mod palette;
+pub mod shaders;
 pub mod wgsl;
 
 pub use device::{GpuOptions, GpuSkinner, WORKGROUP_SIZE};
@@ -77,6 +78,7 @@ pub use mesh::{GpuMesh, OutputLayout};
 pub use palette::{
     gpu_rotation_centers, GpuCorJoint, GpuDualQuatJoint, GpuLinearJoint, GpuPalette,
 };
+pub use shaders::{export_shader, ExportedShader, ShaderExportError, ShaderLanguage};
 pub use wgsl::{cor_skinning_wgsl, dual_quat_skinning_wgsl, linear_skinning_wgsl};
 
 /// Re-export of the wgpu version in this crate's public API.

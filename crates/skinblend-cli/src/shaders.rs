@@ -1,0 +1,104 @@
+//! `skinblend shaders`: the skinning functions and example vertex shaders in an engine's
+//! language, and `skinblend conformance`: the vectors to check an engine's port against.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::json;
+use skinblend::Method;
+use skinblend_gltf::export::write_atomically;
+use skinblend_gpu::shaders::{palette_entry_bytes, ShaderLanguage};
+
+/// The methods a `--method` value names (`all`: every one).
+fn methods(name: &str) -> Result<Vec<Method>> {
+    Ok(match name {
+        "all" => Method::ALL.to_vec(),
+        other => vec![other.parse()?],
+    })
+}
+
+/// Writes one shader per method in `language` into `dir`, and `interface-<language>.json`
+/// (per file: entry point, the names a host binds, palette layout).
+pub fn run(language: &str, method: &str, dir: &Path) -> Result<()> {
+    let language = ShaderLanguage::from_name(language)
+        .with_context(|| format!("unknown shading language {language:?}"))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let mut entries = Vec::new();
+    for method in methods(method)? {
+        let shader = skinblend_gpu::export_shader(language, method)?;
+        let path = dir.join(&shader.file_name);
+        write_atomically(&path, shader.source.as_bytes())?;
+        println!("{}", path.display());
+        entries.push(json!({
+            "file": shader.file_name,
+            "language": language.name(),
+            "method": method.name(),
+            "entry_point": shader.entry_point,
+            "palette": shader.interface.palette,
+            "palette_entry_bytes": palette_entry_bytes(method),
+            "uniform_palette_joints": shader.uniform_palette_joints,
+            "clip_from_world": shader.interface.clip_from_world,
+            "position_output": shader.interface.position_output,
+            "normal_output": shader.interface.normal_output,
+            "attributes": {
+                "position": 0, "normal": 1, "joints": 2, "weights": 3,
+                "center": if method == Method::CenterOfRotation { json!(4) } else { json!(null) },
+            },
+        }));
+    }
+    let path = dir.join(format!("interface-{}.json", language.name()));
+    let text = serde_json::to_vec_pretty(&json!({ "shaders": entries }))?;
+    write_atomically(&path, &text)?;
+    println!("{}", path.display());
+    Ok(())
+}
+
+/// The `.glb`/`.gltf` files one folder level below `models` (`models/<Name>/<Name>.glb`),
+/// sorted.
+fn model_files(models: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let entries = std::fs::read_dir(models)
+        .with_context(|| format!("{}: cannot read the models folder", models.display()))?;
+    for entry in entries {
+        let folder = entry
+            .with_context(|| format!("{}: cannot read", models.display()))?
+            .path();
+        if !folder.is_dir() {
+            continue;
+        }
+        let inner = std::fs::read_dir(&folder)
+            .with_context(|| format!("{}: cannot read", folder.display()))?;
+        for file in inner {
+            let file = file
+                .with_context(|| format!("{}: cannot read", folder.display()))?
+                .path();
+            let extension = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if extension.eq_ignore_ascii_case("glb") || extension.eq_ignore_ascii_case("gltf") {
+                files.push(file);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Writes the conformance vectors into `dir`: the built-in rigs, the hard cases and, with
+/// `models`, every glTF file one folder below it.
+pub fn conformance(dir: &Path, models: Option<&Path>) -> Result<()> {
+    let files = match models {
+        Some(m) => model_files(m)?,
+        None => Vec::new(),
+    };
+    let summary = skinblend_gltf::conformance::write(dir, &files, &mut |name| {
+        eprintln!("  {name}");
+    })?;
+    println!(
+        "{} cases, {} frames, {} vertices (each for linear, dq and cor) in {}; manifest: {}",
+        summary.cases.len(),
+        summary.frames,
+        summary.vertices,
+        dir.display(),
+        dir.join("manifest.json").display()
+    );
+    Ok(())
+}

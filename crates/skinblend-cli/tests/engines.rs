@@ -1,0 +1,250 @@
+//! `skinblend shaders` and `skinblend conformance`, and the WebGL2 page that checks the GLSL ES
+//! shaders against the vectors in headless Chromium (`web/conformance/run.mjs`).
+//!
+//! The sample models (`../shared/models`), node with `tools/node_modules/playwright-core`
+//! (`npm ci --prefix tools`) and Chromium are used when present; a test that lacks one skips
+//! with a message, except under `CI=true`, where it fails (`.ci/run` installs them).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn skinblend(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_skinblend"))
+        .args(args)
+        .output()
+        .expect("run skinblend")
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+fn temporary(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("skinblend-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn models_or_skip() -> Option<PathBuf> {
+    let models = workspace().join("../shared/models");
+    if models.is_dir() {
+        return Some(models);
+    }
+    assert!(
+        !in_ci(),
+        "CI=true but the sample models are missing at {}",
+        models.display()
+    );
+    eprintln!(
+        "sample models missing at {}: model cases skipped",
+        models.display()
+    );
+    None
+}
+
+#[test]
+fn shaders_writes_every_language_and_method() {
+    let dir = temporary("shaders");
+    for lang in ["wgsl", "glsl", "glsl-es", "hlsl", "msl"] {
+        let out = skinblend(&["shaders", "--lang", lang, "-o", dir.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{lang}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let interface: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(dir.join(format!("interface-{lang}.json"))).expect("interface"),
+        )
+        .expect("json");
+        let shaders = interface["shaders"].as_array().expect("shaders");
+        assert_eq!(shaders.len(), 3, "{lang}");
+        for shader in shaders {
+            let text = std::fs::read_to_string(dir.join(shader["file"].as_str().unwrap()))
+                .expect("shader file");
+            assert!(text.contains("skinblend 0."), "{lang}: no header");
+        }
+    }
+    let out = skinblend(&[
+        "shaders",
+        "--lang",
+        "glsl-es",
+        "--method",
+        "dq",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let out = skinblend(&["shaders", "--lang", "cobol", "-o", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "bad language is bad usage");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Reads a little-endian f32 file.
+fn read_f32(path: &Path) -> Vec<f32> {
+    std::fs::read(path)
+        .expect("vector file")
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+#[test]
+fn conformance_writes_the_cases_the_manifest_names() {
+    let dir = temporary("conformance");
+    let mut args = vec!["conformance", "-o", dir.to_str().unwrap()];
+    let models = models_or_skip();
+    let models_arg = models.as_ref().map(|m| m.to_string_lossy().into_owned());
+    if let Some(m) = &models_arg {
+        args.extend(["--models", m]);
+    }
+    let out = skinblend(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).expect("manifest"))
+            .expect("json");
+    assert_eq!(manifest["format"], "skinblend-conformance");
+    let cases = manifest["cases"].as_array().expect("cases");
+    let names: Vec<&str> = cases.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    for required in [
+        "twist_coarse",
+        "bend_fine",
+        "shear_cap",
+        "twist_coarse_opposite_signs",
+        "bend_coarse_scaled_joint",
+        "bend_coarse_mirrored_joint",
+        "twist_coarse_weights_not_summing_to_1",
+    ] {
+        assert!(
+            names.contains(&required),
+            "missing case {required}: {names:?}"
+        );
+    }
+    if models.is_some() {
+        for model in [
+            "SimpleSkin",
+            "RiggedSimple",
+            "RiggedFigure",
+            "CesiumMan",
+            "Fox",
+        ] {
+            assert!(
+                names.iter().any(|n| n.starts_with(model)),
+                "no {model} case: {names:?}"
+            );
+        }
+    }
+    assert!(dir.join("rigs/twist_coarse.glb").is_file());
+    // Every file the manifest names has the size its counts say.
+    for case in cases {
+        let n = case["vertex_count"].as_u64().unwrap() as usize;
+        let j = case["joint_count"].as_u64().unwrap() as usize;
+        let v = &case["vertices"];
+        assert_eq!(
+            read_f32(&dir.join(v["positions"].as_str().unwrap())).len(),
+            3 * n
+        );
+        assert_eq!(
+            read_f32(&dir.join(v["weights"].as_str().unwrap())).len(),
+            4 * n
+        );
+        for frame in case["frames"].as_array().unwrap() {
+            assert_eq!(
+                read_f32(&dir.join(frame["palette"].as_str().unwrap())).len(),
+                16 * j
+            );
+            assert_eq!(
+                read_f32(&dir.join(frame["dual_quats"].as_str().unwrap())).len(),
+                8 * j
+            );
+            for method in ["linear", "dq", "cor"] {
+                let p =
+                    read_f32(&dir.join(frame["expected"][method]["positions"].as_str().unwrap()));
+                assert_eq!(p.len(), 3 * n);
+                assert!(p.iter().all(|x| x.is_finite()), "{} {method}", case["name"]);
+            }
+        }
+    }
+    // Exactly 180°: the twist's last frame is the evidence table's 180°, where LBS collapses the
+    // ring and DQS keeps it (the expected outputs differ by far more than the tolerance).
+    let twist = cases.iter().find(|c| c["name"] == "twist_coarse").unwrap();
+    let last = twist["frames"].as_array().unwrap().last().unwrap();
+    assert!(last["label"].as_str().unwrap().starts_with("180°"));
+    let lbs = read_f32(&dir.join(last["expected"]["linear"]["positions"].as_str().unwrap()));
+    let dqs = read_f32(&dir.join(last["expected"]["dq"]["positions"].as_str().unwrap()));
+    let apart = lbs
+        .iter()
+        .zip(&dqs)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f32::max);
+    assert!(apart > 0.1, "LBS and DQS at 180° differ by only {apart}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// node and playwright-core from tools/, or `None` after saying why (a failure under CI).
+fn node_or_skip() -> Option<()> {
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let playwright = workspace()
+        .join("tools/node_modules/playwright-core")
+        .is_dir();
+    let chromium =
+        Path::new(&std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()))
+            .is_file();
+    if node && playwright && chromium {
+        return Some(());
+    }
+    let why = format!(
+        "node: {node}, tools/node_modules/playwright-core: {playwright}, chromium: {chromium}"
+    );
+    assert!(!in_ci(), "CI=true but the WebGL2 check cannot run ({why})");
+    eprintln!("skipping the WebGL2 conformance check ({why})");
+    None
+}
+
+/// Every vector through each method's GLSL ES 3.00 shader in headless Chromium (WebGL2 on
+/// SwiftShader), within the manifest's tolerance; prints the count and the worst errors.
+#[test]
+fn webgl2_page_agrees_with_every_vector() {
+    if node_or_skip().is_none() {
+        return;
+    }
+    let vectors = temporary("webgl-vectors");
+    let shaders = temporary("webgl-shaders");
+    let mut args = vec!["conformance", "-o", vectors.to_str().unwrap()];
+    let models = models_or_skip().map(|m| m.to_string_lossy().into_owned());
+    if let Some(m) = &models {
+        args.extend(["--models", m]);
+    }
+    assert!(skinblend(&args).status.success());
+    assert!(skinblend(&[
+        "shaders",
+        "--lang",
+        "glsl-es",
+        "-o",
+        shaders.to_str().unwrap()
+    ])
+    .status
+    .success());
+    let out = Command::new("node")
+        .arg(workspace().join("web/conformance/run.mjs"))
+        .arg(&vectors)
+        .arg(&shaders)
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "the WebGL2 check failed:\n{stdout}");
+    assert!(stdout.contains("PASS: checked"), "{stdout}");
+    std::fs::remove_dir_all(&vectors).ok();
+    std::fs::remove_dir_all(&shaders).ok();
+}
