@@ -8,7 +8,7 @@ weights as a dense (N, J) matrix and computes LBS as SMPL-style code does:
 ``T = (W @ G.reshape(J, 16)).reshape(N, 4, 4)``, then ``v' = einsum(T[:, :3, :3], v) + T[:, :3, 3]``.
 PyTorch CPU runs the same formulation when ``torch`` is importable.
 
-Each case runs on one thread (numpy's BLAS limited by threadpoolctl, skinblend with
+Each sample repeats a call for at least 30 ms. Each case runs on one thread (numpy's BLAS limited by threadpoolctl, skinblend with
 ``threads=1``, torch with ``set_num_threads(1)``) and on all cores. Cases are interleaved and
 repeated; the table shows the median time per frame and million vertices per second. With
 ``--cli``, ``skinblend bench --json`` runs first and the binding's share of its throughput is
@@ -53,10 +53,19 @@ def numpy_lbs(weights: np.ndarray, palette: np.ndarray, positions: np.ndarray) -
     return np.einsum("nij,nj->ni", t[:, :3, :3], positions) + t[:, :3, 3]
 
 
+MIN_SAMPLE_S = 0.03  # one sample repeats the call for at least this long: timer and scheduler noise stay small
+
+
 def timed(fn: Callable[[], object], frames: int = 1) -> float:
+    """Seconds per frame of one sample: ``fn`` called back to back for ``MIN_SAMPLE_S``."""
+    calls = 0
     begin = time.perf_counter()
-    fn()
-    return (time.perf_counter() - begin) / frames
+    while True:
+        fn()
+        calls += 1
+        elapsed = time.perf_counter() - begin
+        if elapsed >= MIN_SAMPLE_S:
+            return elapsed / calls / frames
 
 
 def main() -> None:

@@ -83,12 +83,36 @@ fn slice<'a, T: numpy::Element, D: numpy::ndarray::Dimension>(
 
 fn vec3s(name: &str, array: &PyReadonlyArray2<'_, f32>) -> PyResult<Vec<Vec3>> {
     check_columns(name, array.shape(), 3)?;
-    Ok(bytemuck::cast_slice::<f32, Vec3>(slice(name, array)?).to_vec())
+    // Copied element by element: numpy data need only be 4-byte aligned.
+    Ok(slice(name, array)?
+        .chunks_exact(3)
+        .map(Vec3::from_slice)
+        .collect())
 }
 
 fn vec4s(name: &str, array: &PyReadonlyArray2<'_, f32>) -> PyResult<Vec<Vec4>> {
     check_columns(name, array.shape(), 4)?;
-    Ok(bytemuck::cast_slice::<f32, Vec4>(slice(name, array)?).to_vec())
+    Ok(slice(name, array)?
+        .chunks_exact(4)
+        .map(Vec4::from_slice)
+        .collect())
+}
+
+/// A writable output array's data as `T`s (`Vec3`, `Vec4`), or a `ValueError` naming it when it
+/// is not C-contiguous or not aligned for `T` (glam's `Vec4` needs 16 bytes).
+fn out_slice<'a, T: bytemuck::Pod, D: numpy::ndarray::Dimension>(
+    name: &str,
+    array: &'a mut numpy::PyReadwriteArray<'_, f32, D>,
+) -> PyResult<&'a mut [T]> {
+    let data = array
+        .as_slice_mut()
+        .map_err(|_| PyValueError::new_err(format!("{name}: expected a C-contiguous array")))?;
+    bytemuck::try_cast_slice_mut(data).map_err(|_| {
+        PyValueError::new_err(format!(
+            "{name}: expected an array aligned to {} bytes (numpy.empty gives one)",
+            std::mem::align_of::<T>()
+        ))
+    })
 }
 
 fn check_columns(name: &str, shape: &[usize], columns: usize) -> PyResult<()> {
@@ -276,18 +300,12 @@ impl NativeSkinner {
     ) -> PyResult<Bound<'py, PyDict>> {
         let palette = matrices("palette", slice("palette", &palette)?, palette.shape())?;
         check_columns("out", out_positions.shape(), 3)?;
-        let positions: &mut [Vec3] = bytemuck::cast_slice_mut(
-            out_positions
-                .as_slice_mut()
-                .map_err(|_| PyValueError::new_err("out: expected a C-contiguous array"))?,
-        );
+        let positions: &mut [Vec3] = out_slice("out", &mut out_positions)?;
         let mut out_normals = out_normals;
         let normals: Option<&mut [Vec3]> = match out_normals.as_mut() {
             Some(a) => {
                 check_columns("out_normals", a.shape(), 3)?;
-                Some(bytemuck::cast_slice_mut(a.as_slice_mut().map_err(
-                    |_| PyValueError::new_err("out_normals: expected a C-contiguous array"),
-                )?))
+                Some(out_slice("out_normals", a)?)
             }
             None => None,
         };
@@ -295,9 +313,7 @@ impl NativeSkinner {
         let tangents: Option<&mut [Vec4]> = match out_tangents.as_mut() {
             Some(a) => {
                 check_columns("out_tangents", a.shape(), 4)?;
-                Some(bytemuck::cast_slice_mut(a.as_slice_mut().map_err(
-                    |_| PyValueError::new_err("out_tangents: expected a C-contiguous array"),
-                )?))
+                Some(out_slice("out_tangents", a)?)
             }
             None => None,
         };
@@ -363,10 +379,14 @@ impl NativeSkinner {
                 out.shape()
             )));
         }
-        let out: &mut [f32] = out
-            .as_slice_mut()
-            .map_err(|_| PyValueError::new_err("out: expected a C-contiguous array"))?;
+        let out: &mut [Vec3] = out_slice("out", &mut out)?;
         let joints = all.len().checked_div(frames).unwrap_or(0);
+        if joints == 0 && frames > 0 {
+            return Err(skin_error(SkinError::PaletteLength {
+                expected: self.influences.joint_count(),
+                found: 0,
+            }));
+        }
         let this = self;
         let result = py.detach(|| {
             on_threads(this.threads, || -> Result<Diagnostics, SkinError> {
@@ -380,15 +400,11 @@ impl NativeSkinner {
                     parallel: this.options.parallel && frames < rayon::current_num_threads(),
                     ..this.options
                 };
-                out.par_chunks_mut(n * 3)
+                out.par_chunks_mut(n)
                     .zip(all.par_chunks(joints))
                     .map(|(frame_out, palette)| {
                         let prepared = prepare(palette, this.bind_origins.as_deref(), &options)?;
-                        skin_into(
-                            &input,
-                            &prepared,
-                            SkinOutputs::positions(bytemuck::cast_slice_mut(frame_out)),
-                        )
+                        skin_into(&input, &prepared, SkinOutputs::positions(frame_out))
                     })
                     .try_fold(Diagnostics::default, |mut sum, d| {
                         let d = d?;

@@ -213,3 +213,18 @@ def test_metrics_and_evidence():
     assert {r["method"] for r in rows} == set(skinblend.METHODS)
     with pytest.raises(ValueError, match="no built-in rig"):
         skinblend.fixture_palette("nope", 0.0)
+
+
+def test_misaligned_out_and_empty_palettes_are_errors_not_panics():
+    positions, joints, weights = random_rig(10, 4, 2)
+    tangents = np.tile(np.array([[1, 0, 0, 1]], np.float32), (10, 1))
+    skinner = skinblend.Skinner(positions, joints, weights, tangents=tangents)
+    # 4 bytes past a 16-byte boundary: contiguous, but not aligned for 4-float vectors.
+    shifted = np.empty(10 * 4 + 4, np.float32)
+    offset = (-shifted.ctypes.data % 16) // 4 + 1
+    misaligned = shifted[offset:offset + 40].reshape(10, 4)
+    assert misaligned.ctypes.data % 16 != 0 and misaligned.flags.c_contiguous
+    with pytest.raises(ValueError, match=r"out_tangents: expected an array aligned to 16 bytes"):
+        skinner.skin(random_palettes(1, 4)[0], out_tangents=misaligned)
+    with pytest.raises(ValueError, match=r"palette has 0 matrices, but the influences address 4 joints"):
+        skinner.skin_frames(np.zeros((2, 0, 4, 4), np.float32))
