@@ -68,11 +68,22 @@ def timed(fn: Callable[[], object], frames: int = 1) -> float:
             return elapsed / calls / frames
 
 
+def run_cli_bench(cli: str) -> List[dict]:
+    """`skinblend bench --json`'s rows (the full matrix: about two minutes)."""
+    run = subprocess.run([cli, "bench", "--json"], capture_output=True, text=True, check=True)
+    return json.loads(run.stdout)["rows"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--cli", help="the skinblend binary, to compare with `skinblend bench --json`")
+    parser.add_argument("--skinblend-only", action="store_true",
+                        help="skip numpy and torch (their idle BLAS threads can take a core from what follows)")
     args = parser.parse_args()
+    cli_rows: List[List[dict]] = []
+    if args.cli:
+        cli_rows.append(run_cli_bench(args.cli))
     cores = os.cpu_count() or 1
     print(f"cores: {cores}; load average before: {os.getloadavg()}; SIMD: {skinblend.simd_backend()}")
     print(f"numpy {np.__version__}; torch {torch.__version__ if torch else 'not installed'}")
@@ -107,10 +118,11 @@ def main() -> None:
         for _ in range(args.repeats):
             for threads_label, threads in (("1", 1), ("all", None)):
                 key = lambda name: (size, name, threads_label)  # noqa: E731
-                with threadpool_limits(limits=1 if threads == 1 else None):
-                    results.setdefault(key("numpy einsum LBS"), []).append(
-                        timed(lambda: numpy_lbs(dense, palette, positions)))
-                if torch is not None:
+                if not args.skinblend_only:
+                    with threadpool_limits(limits=1 if threads == 1 else None):
+                        results.setdefault(key("numpy einsum LBS"), []).append(
+                            timed(lambda: numpy_lbs(dense, palette, positions)))
+                if torch is not None and not args.skinblend_only:
                     torch.set_num_threads(1 if threads == 1 else cores)
                     tw, tg, tp = torch.from_numpy(dense), torch.from_numpy(palette), torch.from_numpy(positions)
 
@@ -136,32 +148,33 @@ def main() -> None:
     for (size, name, threads), times in results.items():
         n = int(size.split(" x ")[0].replace(",", ""))
         median = statistics.median(times)
-        numpy_median = statistics.median(results[(size, "numpy einsum LBS", threads)])
-        print(f"| {size} | {name} | {threads} | {median * 1e3:.3f} | {n / median / 1e6:.1f} | "
-              f"{numpy_median / median:.1f}x |")
+        numpy_times = results.get((size, "numpy einsum LBS", threads))
+        versus = f"{statistics.median(numpy_times) / median:.1f}x" if numpy_times else "-"
+        print(f"| {size} | {name} | {threads} | {median * 1e3:.3f} | {n / median / 1e6:.1f} | {versus} |")
 
     if args.cli:
+        cli_rows.append(run_cli_bench(args.cli))
         print()
-        print("`skinblend bench --json` (same rig, 64 joints, k=4) against the binding on 100,000 x 64:")
-        run = subprocess.run([args.cli, "bench", "--json"], capture_output=True, text=True, check=True)
-        rows = json.loads(run.stdout)["rows"]
-        for row in rows:
-            if row["vertices"] != 100_000 or row["influences"] != 4 or row["method"] not in ("linear", "dq"):
-                continue
-            if row["backend"] not in ("simd", "parallel"):
-                continue
-            label = {"linear": "LBS", "dq": "DQS"}[row["method"]]
-            threads = "1" if row["backend"] == "simd" else "all"
-            if row["attributes"] == "p":
-                name = f"skinblend {label}, skin_frames x{FRAMES}"
-            elif row["attributes"] == "pn":
-                name = f"skinblend {label} +normals, Skinner.skin"
-            else:
-                continue
-            ours = 100_000 / statistics.median(results[("100,000 x 64", name, threads)]) / 1e6
-            print(f"- {name}, {threads} thread(s): bench {row['mverts_per_s']:.1f} M/s "
-                  f"({row['attributes']}, {row['threads']} threads), binding {ours:.1f} M/s: "
-                  f"{ours / row['mverts_per_s'] * 100:.0f} %")
+        print("`skinblend bench --json` (same rig, 64 joints, k=4), run before and after the Python "
+              "measurements, against the binding on 100,000 x 64:")
+        for when, rows in zip(("before", "after"), cli_rows):
+            for row in rows:
+                if row["vertices"] != 100_000 or row["influences"] != 4 or row["method"] not in ("linear", "dq"):
+                    continue
+                if row["backend"] not in ("simd", "parallel"):
+                    continue
+                label = {"linear": "LBS", "dq": "DQS"}[row["method"]]
+                threads = "1" if row["backend"] == "simd" else "all"
+                if row["attributes"] == "p":
+                    name = f"skinblend {label}, skin_frames x{FRAMES}"
+                elif row["attributes"] == "pn":
+                    name = f"skinblend {label} +normals, Skinner.skin"
+                else:
+                    continue
+                ours = 100_000 / statistics.median(results[("100,000 x 64", name, threads)]) / 1e6
+                print(f"- {when}: {name}, {threads} thread(s): bench {row['mverts_per_s']:.1f} M/s "
+                      f"({row['attributes']}, {row['threads']} threads), binding {ours:.1f} M/s: "
+                      f"{ours / row['mverts_per_s'] * 100:.0f} %")
 
 
 if __name__ == "__main__":
