@@ -1068,17 +1068,7 @@ fn check_vertex_attributes(
             ));
         }
         let allowed: &[(ComponentType, bool)] = match semantic {
-            Semantic::TexCoords(_) if quantized => &[
-                FLOAT,
-                (ComponentType::I8, false),
-                (ComponentType::I8, true),
-                (ComponentType::U8, false),
-                (ComponentType::U8, true),
-                (ComponentType::I16, false),
-                (ComponentType::I16, true),
-                (ComponentType::U16, false),
-                (ComponentType::U16, true),
-            ],
+            Semantic::TexCoords(_) if quantized => QUANTIZED_ANY,
             Semantic::TexCoords(_) | Semantic::Colors(_) => WEIGHT_TYPES,
             _ => continue,
         };
