@@ -60,6 +60,26 @@ impl Method {
     pub fn names() -> [&'static str; 3] {
         Self::ALL.map(Method::name)
     }
+
+    /// Whether a palette prepared for this method holds each joint's skin matrix as a 3x4 map
+    /// (LBS blends them; CoR places each vertex's center with them).
+    #[must_use]
+    pub fn uses_skin_matrices(self) -> bool {
+        match self {
+            Method::Linear | Method::CenterOfRotation => true,
+            Method::DualQuaternion => false,
+        }
+    }
+
+    /// Whether a palette prepared for this method holds each joint's rigid/residual split (a
+    /// dual quaternion, a residual map and a rigid flag): DQS and CoR blend them, LBS does not.
+    #[must_use]
+    pub fn uses_rigid_split(self) -> bool {
+        match self {
+            Method::DualQuaternion | Method::CenterOfRotation => true,
+            Method::Linear => false,
+        }
+    }
 }
 
 impl std::fmt::Display for Method {
@@ -82,28 +102,6 @@ impl std::str::FromStr for Method {
             .ok_or_else(|| SkinError::UnknownMethod {
                 name: name.to_owned(),
             })
-    }
-}
-
-impl Method {
-    /// Whether a palette prepared for this method holds each joint's skin matrix as a 3x4 map
-    /// (LBS blends them; CoR places each vertex's center with them).
-    #[must_use]
-    pub fn uses_skin_matrices(self) -> bool {
-        match self {
-            Method::Linear | Method::CenterOfRotation => true,
-            Method::DualQuaternion => false,
-        }
-    }
-
-    /// Whether a palette prepared for this method holds each joint's rigid/residual split (a
-    /// dual quaternion, a residual map and a rigid flag): DQS and CoR blend them, LBS does not.
-    #[must_use]
-    pub fn uses_rigid_split(self) -> bool {
-        match self {
-            Method::DualQuaternion | Method::CenterOfRotation => true,
-            Method::Linear => false,
-        }
     }
 }
 
