@@ -263,7 +263,7 @@ fn kernel_mverts_per_s(
             normals: normals.then_some(&mut out.normals[..]),
             tangents: tangents.then_some(&mut out.tangents[..]),
         };
-        skin_into(&input, &prepared, outputs).map(|d| {
+        skin_into(&input, &prepared, outputs, options.run_options()).map(|d| {
             black_box(d);
         })
     })?;

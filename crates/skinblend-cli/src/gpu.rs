@@ -65,7 +65,7 @@ pub fn evidence_rows() -> Result<GpuEvidence> {
                 let palette = fixture.palette(angle_deg);
                 let joint_centers = Some(&fixture.joint_centers[..]);
                 let prepared = prepare(&palette, joint_centers, &options)?;
-                let on_gpu = gpu.skin_and_read_back(&mut mesh, &prepared)?;
+                let on_gpu = gpu.skin_and_read_back(&mut mesh, &prepared, options.run_options())?;
                 let on_cpu = skin(&input, &palette, joint_centers, &options)?;
                 worst = worst.max(max_relative_difference(&on_gpu, &on_cpu));
                 rows.push(evidence::measure_skinned(

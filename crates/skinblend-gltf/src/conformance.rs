@@ -375,6 +375,7 @@ fn expected(case: &Case, frame: &Frame, method: Method) -> Result<(Vec<Vec3>, Ve
             normals: Some(&mut normals),
             tangents: None,
         },
+        reference_options(method).run_options(),
     )
     .map_err(|e| skin_error(&case.name, e))?;
     Ok((positions, normals))
@@ -598,6 +599,7 @@ mod tests {
                 normals: None,
                 tangents: None,
             },
+            reference_options(Method::DualQuaternion).run_options(),
         )
         .expect("skin");
         let (expected_positions, _) =

@@ -324,6 +324,7 @@ impl<'m, B: SkinBackend> SceneSkinner<'m, B> {
                         normals: out.normals.as_deref_mut(),
                         tangents: out.tangents.as_deref_mut(),
                     },
+                    self.options.skin.run_options(),
                 )
                 .map_err(backend_error(path))?;
         }

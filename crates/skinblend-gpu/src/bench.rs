@@ -280,7 +280,12 @@ pub fn run(gpu: &GpuSkinner, case: &GpuBenchCase) -> Result<GpuBenchRow, GpuErro
     let mut end_to_end = Vec::with_capacity(frames);
     for frame in 0..frames + 2 {
         let start = Instant::now();
-        gpu.skin_timed(&mut mesh, &palette, query_set.as_ref())?;
+        gpu.skin_timed(
+            &mut mesh,
+            &palette,
+            options.run_options(),
+            query_set.as_ref(),
+        )?;
         gpu.wait("benchmark frame")?;
         let elapsed = start.elapsed().as_secs_f64();
         let kernel_s = match &query_set {

@@ -5,7 +5,8 @@ use std::sync::mpsc;
 
 use glam::{Vec3, Vec4};
 use skinblend::{
-    Diagnostics, Method, PreparedPalette, SkinBackend, SkinError, SkinInput, SkinOutputs, Skinned,
+    Diagnostics, Method, PreparedPalette, RunOptions, SkinBackend, SkinError, SkinInput,
+    SkinOutputs, Skinned,
 };
 
 use crate::device::{ErrorScopes, COR_STORAGE_BINDINGS};
@@ -21,8 +22,9 @@ pub(crate) struct Frame {
 impl GpuSkinner {
     /// Uploads this frame's palette and submits one compute pass that skins the whole mesh
     /// into [`GpuMesh::output_buffer`] (one dispatch, or one per chunk when the mesh exceeds a
-    /// device limit). Returns without waiting for the GPU. The method and options come from
-    /// `palette` (prepared on the CPU by `skinblend::prepare`, so both paths share the split).
+    /// device limit). Returns without waiting for the GPU. The method comes from `palette`
+    /// (prepared on the CPU by `skinblend::prepare`, so both paths share the split); of `run`,
+    /// the GPU honours `renormalize` and ignores the CPU-only `parallel` and `simd`.
     /// Allocates nothing after the first frame of a method.
     ///
     /// # Errors
@@ -31,8 +33,13 @@ impl GpuSkinner {
     /// for CoR on a mesh uploaded without centers, [`GpuError::UnsuitableAdapter`] for CoR on a
     /// device without its kernel ([`GpuSkinner::supports`]), [`GpuError::DeviceLost`],
     /// [`GpuError::Wgpu`].
-    pub fn skin(&self, mesh: &mut GpuMesh, palette: &PreparedPalette) -> Result<(), GpuError> {
-        self.skin_timed(mesh, palette, None)
+    pub fn skin(
+        &self,
+        mesh: &mut GpuMesh,
+        palette: &PreparedPalette,
+        run: RunOptions,
+    ) -> Result<(), GpuError> {
+        self.skin_timed(mesh, palette, run, None)
     }
 
     /// [`GpuSkinner::skin`] with optional timestamps written at the start and end of the pass.
@@ -40,11 +47,12 @@ impl GpuSkinner {
         &self,
         mesh: &mut GpuMesh,
         palette: &PreparedPalette,
+        run: RunOptions,
         timestamps: Option<&wgpu::QuerySet>,
     ) -> Result<(), GpuError> {
         self.check("skinning")?;
         mesh.frame = None;
-        let pipeline = match palette.options().method {
+        let pipeline = match palette.method() {
             Method::Linear => &self.linear,
             Method::DualQuaternion => &self.dual_quat,
             Method::CenterOfRotation => {
@@ -71,7 +79,7 @@ impl GpuSkinner {
         if !bytes.is_empty() {
             self.queue.write_buffer(&mesh.palette, 0, bytes);
         }
-        let renormalize = palette.options().renormalize;
+        let renormalize = run.renormalize;
         if renormalize != mesh.renormalize {
             for chunk in &mesh.chunks {
                 let params = Params {
@@ -276,8 +284,9 @@ impl GpuSkinner {
         &self,
         mesh: &mut GpuMesh,
         palette: &PreparedPalette,
+        run: RunOptions,
     ) -> Result<Skinned, GpuError> {
-        self.skin(mesh, palette)?;
+        self.skin(mesh, palette, run)?;
         self.read_back(mesh)
     }
 }
@@ -301,8 +310,9 @@ impl SkinBackend for GpuSkinner {
         _input: &SkinInput<'_>,
         palette: &PreparedPalette,
         outputs: SkinOutputs<'_>,
+        run: RunOptions,
     ) -> Result<Diagnostics, GpuError> {
-        self.skin(mesh, palette)?;
+        self.skin(mesh, palette, run)?;
         self.read_back_into(mesh, outputs)
     }
 }

@@ -4,16 +4,16 @@
 //!
 //! # Use
 //! ```no_run
-//! use skinblend::{fixtures, prepare, Method, SkinInput, SkinOptions};
+//! use skinblend::{fixtures, prepare, Method, RunOptions, SkinInput};
 //! use skinblend_gpu::GpuSkinner;
 //!
 //! let rig = fixtures::twist_coarse();
 //! let input = SkinInput::new(&rig.positions, Some(&rig.normals), Some(&rig.tangents), &rig.influences)?;
 //! let gpu = GpuSkinner::new()?;                 // a clear error, not a panic, without a GPU
 //! let mut mesh = gpu.upload(&input)?;            // once per mesh
-//! let options = SkinOptions { method: Method::DualQuaternion, ..SkinOptions::default() };
-//! let palette = prepare(&rig.palette(180.0), Some(&rig.joint_centers), &options)?; // per frame
-//! gpu.skin(&mut mesh, &palette)?;                // one dispatch; bind mesh.output_buffer()
+//! let pose = rig.palette(180.0);                 // per frame: prepare, then one dispatch
+//! let palette = prepare(&pose, Some(&rig.joint_centers), Method::DualQuaternion)?;
+//! gpu.skin(&mut mesh, &palette, RunOptions::default())?; // bind mesh.output_buffer()
 //! let skinned = gpu.read_back(&mesh)?;           // or read it back (tests, the CLI)
 //! assert_eq!(skinned.positions.len(), rig.positions.len());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -21,7 +21,7 @@
 //!
 //! Centers of rotation need the per-vertex centers in the input before upload:
 //! ```no_run
-//! # use skinblend::{fixtures, prepare, Method, SkinInput, SkinOptions};
+//! # use skinblend::{fixtures, prepare, Method, RunOptions, SkinInput};
 //! # use skinblend_gpu::GpuSkinner;
 //! # let rig = fixtures::twist_coarse();
 //! # let gpu = GpuSkinner::new()?;
@@ -29,9 +29,9 @@
 //! let input = SkinInput::new(&rig.positions, Some(&rig.normals), None, &rig.influences)?
 //!     .with_rotation_centers(&centers)?;
 //! let mut mesh = gpu.upload(&input)?;            // the centers go up once, with the mesh
-//! let options = SkinOptions { method: Method::CenterOfRotation, ..SkinOptions::default() };
-//! let palette = prepare(&rig.palette(180.0), Some(&rig.joint_centers), &options)?;
-//! let skinned = gpu.skin_and_read_back(&mut mesh, &palette)?;
+//! let pose = rig.palette(180.0);
+//! let palette = prepare(&pose, Some(&rig.joint_centers), Method::CenterOfRotation)?;
+//! let skinned = gpu.skin_and_read_back(&mut mesh, &palette, RunOptions::default())?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

@@ -138,7 +138,7 @@ impl GpuPalette {
         palette: &PreparedPalette,
         joint_count: Option<usize>,
     ) -> Result<(), GpuError> {
-        let method = palette.options().method;
+        let method = palette.method();
         let available = palette.joint_count();
         let count = joint_count.unwrap_or(available);
         if available < count {

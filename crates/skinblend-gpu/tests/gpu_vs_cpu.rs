@@ -10,7 +10,7 @@
 use glam::{Mat4, Quat, Vec3, Vec4};
 use skinblend::{
     cor, evidence, fixtures, prepare, skin_into, DualQuat, Influences, Method, PreparedPalette,
-    SkinError, SkinInput, SkinOptions, SkinOutputs, Skinned,
+    RunOptions, SkinError, SkinInput, SkinOptions, SkinOutputs, Skinned,
 };
 use skinblend_gpu::{GpuError, GpuOptions, GpuSkinner};
 
@@ -44,9 +44,6 @@ fn gpu(options: GpuOptions) -> Option<GpuSkinner> {
 
 /// The CPU's scalar reference kernel (the SIMD kernels differ from it by rounding).
 fn cpu(input: &SkinInput<'_>, palette: &PreparedPalette) -> Skinned {
-    let mut scalar = palette.clone();
-    scalar.set_simd(false);
-    let palette = &scalar;
     let n = input.vertex_count();
     let mut positions = vec![Vec3::ZERO; n];
     let mut normals = input.normals().map(|_| vec![Vec3::ZERO; n]);
@@ -58,6 +55,10 @@ fn cpu(input: &SkinInput<'_>, palette: &PreparedPalette) -> Skinned {
             positions: &mut positions,
             normals: normals.as_deref_mut(),
             tangents: tangents.as_deref_mut(),
+        },
+        RunOptions {
+            simd: false,
+            ..RunOptions::default()
         },
     )
     .expect("CPU skinning");
@@ -103,7 +104,7 @@ fn mesh_scale(positions: &[Vec3]) -> f32 {
 fn compare(gpu: &GpuSkinner, input: &SkinInput<'_>, palette: &PreparedPalette, what: &str) -> f32 {
     let mut mesh = gpu.upload(input).expect("upload");
     let on_gpu = gpu
-        .skin_and_read_back(&mut mesh, palette)
+        .skin_and_read_back(&mut mesh, palette, RunOptions::default())
         .expect("GPU skinning");
     let on_cpu = cpu(input, palette);
     assert_eq!(on_gpu.positions.len(), on_cpu.positions.len(), "{what}");
@@ -201,7 +202,9 @@ fn shear_cap_has_residuals_and_singular_lbs_normals_on_both() {
     .expect("palette");
     assert!(palette.non_rigid_joints() > 0);
     let mut mesh = gpu.upload(&input).expect("upload");
-    let skinned = gpu.skin_and_read_back(&mut mesh, &palette).expect("skin");
+    let skinned = gpu
+        .skin_and_read_back(&mut mesh, &palette, RunOptions::default())
+        .expect("skin");
     assert!(skinned.diagnostics.non_rigid_joints > 0);
     compare(&gpu, &input, &palette, "shear_cap DQS at 90°");
 
@@ -216,7 +219,9 @@ fn shear_cap_has_residuals_and_singular_lbs_normals_on_both() {
     .expect("input");
     let palette = prepare(&twist.palette(180.0), None, &SkinOptions::default()).expect("palette");
     let mut mesh = gpu.upload(&input).expect("upload");
-    let skinned = gpu.skin_and_read_back(&mut mesh, &palette).expect("skin");
+    let skinned = gpu
+        .skin_and_read_back(&mut mesh, &palette, RunOptions::default())
+        .expect("skin");
     assert_eq!(
         skinned.diagnostics.singular_normal_matrices,
         twist.joint_ring.len()
@@ -414,7 +419,9 @@ fn positions_only_and_normals_only_meshes_match_the_cpu() {
                 layout.stride_bytes,
                 12 + 12 * u64::from(normals) + 16 * u64::from(tangents)
             );
-            let skinned = gpu.skin_and_read_back(&mut mesh, &palette).expect("skin");
+            let skinned = gpu
+                .skin_and_read_back(&mut mesh, &palette, RunOptions::default())
+                .expect("skin");
             assert_eq!(skinned.normals.is_some(), normals);
             assert_eq!(skinned.tangents.is_some(), tangents);
             compare(
@@ -465,8 +472,12 @@ fn antipodal_dual_quaternions_match_the_cpu_and_count_sign_flips() {
         );
 
         let mut mesh = gpu.upload(&input).expect("upload");
-        let a = gpu.skin_and_read_back(&mut mesh, &plain).expect("skin");
-        let b = gpu.skin_and_read_back(&mut mesh, &flipped).expect("skin");
+        let a = gpu
+            .skin_and_read_back(&mut mesh, &plain, RunOptions::default())
+            .expect("skin");
+        let b = gpu
+            .skin_and_read_back(&mut mesh, &flipped, RunOptions::default())
+            .expect("skin");
         assert!(
             b.diagnostics.sign_flips > 0,
             "{name}: negation must be seen"
@@ -515,8 +526,12 @@ fn split_dispatches_give_the_unsplit_result() {
         let mut b = split.upload(&input).expect("upload");
         assert_eq!(a.dispatch_count(), 1);
         assert_eq!(b.dispatch_count(), 4);
-        let a = whole.skin_and_read_back(&mut a, &palette).expect("skin");
-        let b = split.skin_and_read_back(&mut b, &palette).expect("skin");
+        let a = whole
+            .skin_and_read_back(&mut a, &palette, RunOptions::default())
+            .expect("skin");
+        let b = split
+            .skin_and_read_back(&mut b, &palette, RunOptions::default())
+            .expect("skin");
         // Every vertex is computed by the same code either way: bit-identical.
         assert_eq!(a, b, "{}", method.name());
         compare(&split, &input, &palette, "split dispatch");
@@ -556,7 +571,9 @@ fn reuses_a_mesh_across_frames_and_methods() {
                 &options,
             )
             .expect("palette");
-            let on_gpu = gpu.skin_and_read_back(&mut mesh, &palette).expect("skin");
+            let on_gpu = gpu
+                .skin_and_read_back(&mut mesh, &palette, RunOptions::default())
+                .expect("skin");
             let on_cpu = cpu(&input, &palette);
             let worst = max_relative(&on_gpu, &on_cpu, mesh_scale(&fixture.positions));
             assert!(
@@ -589,10 +606,14 @@ fn cor_turns_about_the_centers_and_falls_back_to_dqs_without_one() {
         };
         let cor_palette = prepared(Method::CenterOfRotation);
         let dq = gpu
-            .skin_and_read_back(&mut mesh, &prepared(Method::DualQuaternion))
+            .skin_and_read_back(
+                &mut mesh,
+                &prepared(Method::DualQuaternion),
+                RunOptions::default(),
+            )
             .expect("DQS");
         let cor = gpu
-            .skin_and_read_back(&mut mesh, &cor_palette)
+            .skin_and_read_back(&mut mesh, &cor_palette, RunOptions::default())
             .expect("CoR");
         assert_eq!(cor.diagnostics, dq.diagnostics, "same blend, same counts");
         let scale = mesh_scale(&rig.positions);
@@ -644,7 +665,7 @@ fn cor_on_a_mesh_uploaded_without_centers_is_an_error() {
     };
     let palette = prepare(&rig.palette, None, &options).expect("palette");
     assert_eq!(
-        gpu.skin(&mut mesh, &palette),
+        gpu.skin(&mut mesh, &palette, RunOptions::default()),
         Err(GpuError::Skin(SkinError::MissingRotationCenters {
             vertex_count: 50
         }))
@@ -687,7 +708,9 @@ fn a_device_with_webgpu_default_storage_buffers_skins_lbs_and_dqs_and_refuses_co
         let palette = prepare(&rig.palette, Some(&rig.centers), &options).expect("palette");
         if method == Method::CenterOfRotation {
             let mut mesh = gpu.upload(&input).expect("upload");
-            let error = gpu.skin(&mut mesh, &palette).expect_err("no CoR kernel");
+            let error = gpu
+                .skin(&mut mesh, &palette, RunOptions::default())
+                .expect_err("no CoR kernel");
             assert!(
                 matches!(error, GpuError::UnsuitableAdapter { needed: 9, .. }),
                 "{error}"
@@ -713,7 +736,7 @@ fn a_short_palette_is_an_error_not_a_panic() {
     let mut mesh = gpu.upload(&input).expect("upload");
     let palette = prepare(&rig.palette[..3], None, &SkinOptions::default()).expect("palette");
     let error = gpu
-        .skin(&mut mesh, &palette)
+        .skin(&mut mesh, &palette, RunOptions::default())
         .expect_err("palette too short");
     assert_eq!(
         error,
@@ -734,7 +757,9 @@ fn an_empty_mesh_skins_to_nothing() {
     let input = SkinInput::new(&[], None, None, &influences).expect("input");
     let mut mesh = gpu.upload(&input).expect("upload");
     let palette = prepare(&[Mat4::IDENTITY; 2], None, &SkinOptions::default()).expect("palette");
-    let skinned = gpu.skin_and_read_back(&mut mesh, &palette).expect("skin");
+    let skinned = gpu
+        .skin_and_read_back(&mut mesh, &palette, RunOptions::default())
+        .expect("skin");
     assert!(skinned.positions.is_empty());
     assert_eq!(mesh.dispatch_count(), 0);
 }
@@ -750,7 +775,7 @@ fn a_lost_device_is_an_error_not_a_panic() {
     let palette = prepare(&rig.palette, None, &SkinOptions::default()).expect("palette");
     gpu.device().destroy();
     let error = gpu
-        .skin_and_read_back(&mut mesh, &palette)
+        .skin_and_read_back(&mut mesh, &palette, RunOptions::default())
         .expect_err("destroyed device");
     assert!(
         matches!(error, GpuError::DeviceLost { .. } | GpuError::Wgpu { .. }),

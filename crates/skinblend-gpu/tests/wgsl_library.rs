@@ -300,6 +300,7 @@ fn blend4_functions_in_a_user_shader_match_the_cpu() {
                 normals: Some(&mut normals_out),
                 tangents: Some(&mut tangents_out),
             },
+            options.run_options(),
         )
         .expect("cpu");
         assert!(diagnostics.sign_flips > 0);

@@ -350,6 +350,7 @@ impl NativeSkinner {
                         normals,
                         tangents,
                     },
+                    this.options.run_options(),
                 )
             })
         })?;
@@ -404,7 +405,12 @@ impl NativeSkinner {
                     .zip(all.par_chunks(joints))
                     .map(|(frame_out, palette)| {
                         let prepared = prepare(palette, this.bind_origins.as_deref(), &options)?;
-                        skin_into(&input, &prepared, SkinOutputs::positions(frame_out))
+                        skin_into(
+                            &input,
+                            &prepared,
+                            SkinOutputs::positions(frame_out),
+                            options.run_options(),
+                        )
                     })
                     .try_fold(Diagnostics::default, |mut sum, d| {
                         let d = d?;

@@ -69,7 +69,9 @@ fn main() {
             normals: normals.then_some(&mut out_normals[..]),
             tangents: tangents.then_some(&mut out_tangents[..]),
         };
-        std::hint::black_box(skin_into(&input, &prepared, outputs).expect("valid inputs"));
+        std::hint::black_box(
+            skin_into(&input, &prepared, outputs, options.run_options()).expect("valid inputs"),
+        );
     }
     let checksum: f32 = positions.iter().map(|p| p.x + p.y + p.z).sum();
     println!(

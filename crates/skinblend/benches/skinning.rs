@@ -33,7 +33,8 @@ fn skinning(c: &mut Criterion) {
                             normals: Some(&mut normals),
                             tangents: None,
                         };
-                        skin_into(&input, &prepared, outputs).expect("valid inputs")
+                        skin_into(&input, &prepared, outputs, options.run_options())
+                            .expect("valid inputs")
                     });
                 });
             }

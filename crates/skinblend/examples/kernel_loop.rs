@@ -46,7 +46,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             normals: normals.then_some(&mut n[..]),
             tangents: tangents.then_some(&mut t[..]),
         };
-        std::hint::black_box(skin_into(&input, &prepared, outputs)?);
+        std::hint::black_box(skin_into(
+            &input,
+            &prepared,
+            outputs,
+            options.run_options(),
+        )?);
     }
     let seconds = start.elapsed().as_secs_f64();
     println!("{:.1} Mverts/s", (vertices * frames) as f64 / seconds / 1e6);

@@ -6,16 +6,19 @@
 //! implements the trait for its `GpuSkinner` (upload once, one dispatch per frame, readback).
 //! Code that walks a scene is written once against the trait and runs on either.
 
-use crate::{skin_into, Diagnostics, PreparedPalette, SkinError, SkinInput, SkinOutputs};
+use crate::{
+    skin_into, Diagnostics, PreparedPalette, RunOptions, SkinError, SkinInput, SkinOutputs,
+};
 
 /// A place where meshes are skinned: the CPU kernels ([`CpuBackend`]) or a GPU.
 ///
 /// The contract, for every implementation:
 /// - [`SkinBackend::load_mesh`] is called once per mesh, and again whenever the mesh's attribute
 ///   values change (morph targets): a backend may keep its own copy of them (a GPU does).
-/// - [`SkinBackend::skin_mesh`] gets the same `input` the mesh was loaded from, and a palette
-///   prepared for the method to run; it writes one element per vertex into each output given
-///   and returns the exact diagnostics, as [`skin_into`] does. Results of different backends
+/// - [`SkinBackend::skin_mesh`] gets the same `input` the mesh was loaded from, a palette
+///   prepared for the method to run and the call's [`RunOptions`] (a GPU honours
+///   `renormalize` and ignores the CPU-only `parallel` and `simd`); it writes one element per
+///   vertex into each output given and returns the exact diagnostics, as [`skin_into`] does. Results of different backends
 ///   agree within f32 rounding (skinblend-gpu: 1e-5 relative).
 pub trait SkinBackend {
     /// A mesh made ready to be skinned every frame (nothing on the CPU; buffers on a GPU).
@@ -30,7 +33,7 @@ pub trait SkinBackend {
     /// The backend's: for example a GPU buffer over the device's limits.
     fn load_mesh(&self, input: &SkinInput<'_>) -> Result<Self::Mesh, Self::Error>;
 
-    /// Skins `mesh` (loaded from `input`) under `palette` into `outputs`.
+    /// Skins `mesh` (loaded from `input`) under `palette` into `outputs`, as `run` says.
     ///
     /// # Errors
     /// Those of [`skin_into`] (as the backend's error), and the backend's own.
@@ -40,11 +43,12 @@ pub trait SkinBackend {
         input: &SkinInput<'_>,
         palette: &PreparedPalette,
         outputs: SkinOutputs<'_>,
+        run: RunOptions,
     ) -> Result<Diagnostics, Self::Error>;
 }
 
 /// The CPU kernels as a [`SkinBackend`]: [`skin_into`] (SIMD where the CPU has it, all cores of
-/// the current rayon pool, as the palette's options say). Loading a mesh costs nothing.
+/// the current rayon pool, as each call's [`RunOptions`] say). Loading a mesh costs nothing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuBackend;
 
@@ -62,7 +66,8 @@ impl SkinBackend for CpuBackend {
         input: &SkinInput<'_>,
         palette: &PreparedPalette,
         outputs: SkinOutputs<'_>,
+        run: RunOptions,
     ) -> Result<Diagnostics, SkinError> {
-        skin_into(input, palette, outputs)
+        skin_into(input, palette, outputs, run)
     }
 }

@@ -18,7 +18,7 @@
 //! # Use
 //! ```
 //! use glam::{Mat4, Quat, Vec3};
-//! use skinblend::{prepare, skin_into, Influences, Method, SkinInput, SkinOptions, SkinOutputs};
+//! use skinblend::{prepare, skin_into, Influences, Method, RunOptions, SkinInput, SkinOutputs};
 //!
 //! // Two vertices, each weighted half to joint 0 and half to joint 1.
 //! let positions = [Vec3::new(0.25, 1.0, 0.0), Vec3::new(-0.25, 1.0, 0.0)];
@@ -27,11 +27,12 @@
 //!
 //! // Joint 1 twists 180° about +Y; joint 0 stays put.
 //! let palette = [Mat4::IDENTITY, Mat4::from_quat(Quat::from_rotation_y(std::f32::consts::PI))];
-//! let options = SkinOptions { method: Method::DualQuaternion, ..SkinOptions::default() };
-//! let prepared = prepare(&palette, None, &options)?; // once per frame
+//! // What is built depends on the method; how it runs is an option of each call.
+//! let prepared = prepare(&palette, None, Method::DualQuaternion)?; // once per frame
 //!
 //! let mut out = [Vec3::ZERO; 2];
-//! let diagnostics = skin_into(&input, &prepared, SkinOutputs::positions(&mut out))?;
+//! let outputs = SkinOutputs::positions(&mut out);
+//! let diagnostics = skin_into(&input, &prepared, outputs, RunOptions::default())?;
 //! // DQS keeps the ring's radius where linear blending would collapse it to the axis.
 //! assert!((out[0].length() - 1.0308).abs() < 1e-3);
 //! assert_eq!(diagnostics.non_rigid_joints, 0);
@@ -50,20 +51,23 @@ mod error;
 pub mod evidence;
 pub mod fixtures;
 mod influences;
-mod kernels;
 pub mod metrics;
 mod palette;
+mod reference;
 mod simd;
 mod skin;
+mod types;
 
 pub use backend::{CpuBackend, SkinBackend};
 pub use dual_quat::DualQuat;
 pub use error::SkinError;
 pub use influences::{InfluenceBuildReport, Influences};
-pub use palette::{prepare, split, PreparedPalette, RigidSplit, DEFAULT_RIGID_TOLERANCE};
+pub use palette::{prepare, split, PreparedPalette, RigidSplit};
 pub use simd::simd_backend;
-pub use skin::{
-    skin, skin_into, Diagnostics, Method, SkinInput, SkinOptions, SkinOutputs, Skinned,
+pub use skin::{skin, skin_into};
+pub use types::{
+    Diagnostics, Method, PaletteSpec, RunOptions, SkinInput, SkinOptions, SkinOutputs, Skinned,
+    DEFAULT_RIGID_TOLERANCE,
 };
 
 /// Re-export of the glam version used in this crate's public API.

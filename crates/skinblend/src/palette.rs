@@ -1,15 +1,12 @@
-//! Per-frame palette preparation: validation, and for DQS the rigid/residual split.
+//! Per-frame palette preparation: validation, and for DQS and CoR the rigid/residual split.
+//!
+//! What is built depends only on the [`PaletteSpec`] (method and rigid tolerance): LBS palettes
+//! hold the 3x4 maps and no split; how a call runs ([`crate::RunOptions`]) is not stored here.
 
-use glam::{Affine3A, Mat3, Mat3A, Mat4, Quat, Vec3, Vec3A, Vec4};
+use glam::{Affine3A, Mat3, Mat4, Quat, Vec3, Vec4};
 
-use crate::skin::{Method, SkinOptions};
+use crate::types::{Method, PaletteSpec};
 use crate::{DualQuat, SkinError};
-
-/// Default tolerance below which a residual counts as the identity and its joint as rigid.
-///
-/// Matches the seed's `RIGID_TOLERANCE`: well above f32 round-off of a rotation matrix built from
-/// a quaternion (about 1e-7 per entry), well below any scale or shear an artist means.
-pub const DEFAULT_RIGID_TOLERANCE: f32 = 1e-4;
 
 /// A column whose Gram–Schmidt remainder is at most this fraction of the largest column is
 /// treated as zero: the matrix has no usable rotation basis. Well above f32 round-off (1.2e-7 per
@@ -49,7 +46,7 @@ impl RigidSplit {
 
 /// Splits one skin matrix about `center` (see [`RigidSplit`]).
 ///
-/// Use `Vec3::ZERO` as the center for the seed's form. Allocates nothing.
+/// `Vec3::ZERO` as the center makes the residual act about the origin. Allocates nothing.
 ///
 /// # Errors
 /// [`SkinError::NonFiniteMatrix`], [`SkinError::NonAffineMatrix`], [`SkinError::NonFiniteCenter`]
@@ -63,63 +60,113 @@ pub fn split(matrix: Mat4, center: Vec3, rigid_tolerance: f32) -> Result<RigidSp
     Ok(split_checked(&matrix, center, rigid_tolerance))
 }
 
-/// The split of a matrix already known to be finite and affine.
-fn split_checked(matrix: &Mat4, center: Vec3, rigid_tolerance: f32) -> RigidSplit {
-    let a = Mat3::from_mat4(*matrix);
-    let t = matrix.w_axis.truncate();
-    let (a0, a1, a2) = (a.x_axis, a.y_axis, a.z_axis);
-    let largest = a0.length().max(a1.length()).max(a2.length());
-    let floor = largest * DEGENERATE_RELATIVE;
-    let degenerate = || RigidSplit {
-        dq: DualQuat::from_rotation_translation(Quat::IDENTITY, a * center + t - center),
-        residual: Some(a),
-        center,
-    };
-    if largest <= 0.0 {
-        return degenerate();
+/// The Gram–Schmidt factors of a skin matrix's 3x3 part `A = R · S`, the one computation both
+/// the split and the rigidity count are made of.
+struct Factors {
+    /// `R`'s columns (the third negated already where `A` mirrors).
+    basis: [Vec3; 3],
+    /// `S`'s diagonal (`sz` negative where `A` mirrors).
+    scale: Vec3,
+    /// `S`'s upper triangle: `d01`, `d02`, `d12`.
+    shear: Vec3,
+    mirrored: bool,
+}
+
+impl Factors {
+    /// The factors of `a`, or `None` when `a` is degenerate (a column zero or dependent on the
+    /// others, relative to the largest).
+    fn of(a: &Mat3) -> Option<Self> {
+        let (a0, a1, a2) = (a.x_axis, a.y_axis, a.z_axis);
+        let largest = a0.length().max(a1.length()).max(a2.length());
+        let floor = largest * DEGENERATE_RELATIVE;
+        if largest <= 0.0 {
+            return None;
+        }
+        let sx = a0.length();
+        if sx <= floor {
+            return None;
+        }
+        let e0 = a0 / sx;
+        let d01 = e0.dot(a1);
+        let b1 = a1 - e0 * d01;
+        let sy = b1.length();
+        if sy <= floor {
+            return None;
+        }
+        let e1 = b1 / sy;
+        let d02 = e0.dot(a2);
+        let d12 = e1.dot(a2);
+        let c1 = a2 - e0 * d02 - e1 * d12;
+        let mut sz = c1.length();
+        if sz <= floor {
+            return None;
+        }
+        let mut e2 = c1 / sz;
+        // A reflection cannot live in a rotation: fold it into S as −1 on the third axis.
+        let mirrored = e0.cross(e1).dot(e2) < 0.0;
+        if mirrored {
+            e2 = -e2;
+            sz = -sz;
+        }
+        Some(Self {
+            basis: [e0, e1, e2],
+            scale: Vec3::new(sx, sy, sz),
+            shear: Vec3::new(d01, d02, d12),
+            mirrored,
+        })
     }
 
-    let sx = a0.length();
-    if sx <= floor {
-        return degenerate();
+    /// Whether `S` is the identity within `tolerance` per entry (and `A` does not mirror).
+    fn is_rigid(&self, tolerance: f32) -> bool {
+        // Each entry compared on its own, so that a NaN (from an overflowed length) is never
+        // within tolerance.
+        !self.mirrored
+            && (self.scale.x - 1.0).abs() <= tolerance
+            && (self.scale.y - 1.0).abs() <= tolerance
+            && (self.scale.z - 1.0).abs() <= tolerance
+            && self.shear.x.abs() <= tolerance
+            && self.shear.y.abs() <= tolerance
+            && self.shear.z.abs() <= tolerance
     }
-    let e0 = a0 / sx;
-    let d01 = e0.dot(a1);
-    let b1 = a1 - e0 * d01;
-    let sy = b1.length();
-    if sy <= floor {
-        return degenerate();
-    }
-    let e1 = b1 / sy;
-    let d02 = e0.dot(a2);
-    let d12 = e1.dot(a2);
-    let c1 = a2 - e0 * d02 - e1 * d12;
-    let mut sz = c1.length();
-    if sz <= floor {
-        return degenerate();
-    }
-    let mut e2 = c1 / sz;
-    // A reflection cannot live in a rotation: fold it into S as −1 on the third axis.
-    let mirrored = e0.cross(e1).dot(e2) < 0.0;
-    if mirrored {
-        e2 = -e2;
-        sz = -sz;
-    }
+}
+
+/// Whether a finite, affine skin matrix is a rigid motion within `rigid_tolerance`: exactly the
+/// decision [`split_checked`] makes, without building the split.
+fn is_rigid_checked(matrix: &Mat4, rigid_tolerance: f32) -> bool {
+    Factors::of(&Mat3::from_mat4(*matrix)).is_some_and(|f| f.is_rigid(rigid_tolerance))
+}
+
+/// The split of a matrix already known to be finite and affine.
+fn split_checked(matrix: &Mat4, center: Vec3, rigid_tolerance: f32) -> RigidSplit {
+    #[cfg(test)]
+    tests::SPLITS.with(|count| count.set(count.get() + 1));
+    let a = Mat3::from_mat4(*matrix);
+    let t = matrix.w_axis.truncate();
+    let Some(factors) = Factors::of(&a) else {
+        return RigidSplit {
+            dq: DualQuat::from_rotation_translation(Quat::IDENTITY, a * center + t - center),
+            residual: Some(a),
+            center,
+        };
+    };
+    let [e0, e1, e2] = factors.basis;
     let rotation_matrix = Mat3::from_cols(e0, e1, e2);
     let rotation = Quat::from_mat3(&rotation_matrix).normalize();
     let translation = a * center + t - rotation_matrix * center;
     let dq = DualQuat::from_rotation_translation(rotation, translation);
 
-    let tol = rigid_tolerance;
-    let rigid = !mirrored
-        && (sx - 1.0).abs() <= tol
-        && (sy - 1.0).abs() <= tol
-        && (sz - 1.0).abs() <= tol
-        && d01.abs() <= tol
-        && d02.abs() <= tol
-        && d12.abs() <= tol;
+    let Vec3 {
+        x: sx,
+        y: sy,
+        z: sz,
+    } = factors.scale;
+    let Vec3 {
+        x: d01,
+        y: d02,
+        z: d12,
+    } = factors.shear;
     // Column-major: S = Rᵀ A = [[sx, d01, d02], [0, sy, d12], [0, 0, sz]].
-    let residual = (!rigid).then(|| {
+    let residual = (!factors.is_rigid(rigid_tolerance)).then(|| {
         Mat3::from_cols(
             Vec3::new(sx, 0.0, 0.0),
             Vec3::new(d01, sy, 0.0),
@@ -133,30 +180,33 @@ fn split_checked(matrix: &Mat4, center: Vec3, rigid_tolerance: f32) -> RigidSpli
     }
 }
 
-/// A palette prepared once per frame for one method; [`crate::skin_into`] reads it.
+/// A palette prepared once per frame for one [`PaletteSpec`]; [`crate::skin_into`] reads it.
 ///
-/// For [`Method::Linear`] it holds each skin matrix as a 3x4 affine map; for
+/// For [`Method::Linear`] it holds each skin matrix as a 3x4 affine map and nothing else; for
 /// [`Method::DualQuaternion`] each joint's [`RigidSplit`] as a dual quaternion, a rigid flag and
 /// the residual affine map; for [`Method::CenterOfRotation`] both (the 3x4 maps place each
-/// vertex's center, the split turns the vertex about it). [`PreparedPalette::update`] re-prepares it for a new frame without
-/// allocating when the joint count is unchanged.
+/// vertex's center, the split turns the vertex about it). It holds no run-time choice (threads,
+/// SIMD, renormalization: [`crate::RunOptions`]), so one palette serves every way of running.
+/// [`PreparedPalette::update`] re-prepares it for a new frame without allocating when the joint
+/// count is unchanged.
 #[derive(Debug, Clone)]
 pub struct PreparedPalette {
-    options: SkinOptions,
+    spec: PaletteSpec,
     centers: Vec<Vec3>,
     pub(crate) linear: Vec<Affine3A>,
     pub(crate) dual_quats: Vec<DualQuat>,
     pub(crate) residuals: Vec<Affine3A>,
     pub(crate) rigid: Vec<bool>,
+    joint_count: usize,
     non_rigid_joints: usize,
 }
 
-/// Validates `palette` (and `joint_centers`) and prepares it for `options.method`.
+/// Validates `palette` (and `joint_centers`) and prepares it for `spec`: a [`PaletteSpec`], a
+/// [`Method`] (with the default rigid tolerance) or a `&`[`crate::SkinOptions`].
 ///
 /// `joint_centers[j]` is joint `j`'s origin in the bind pose (the translation of
 /// `bind_from_joint`), about which the DQS residual acts; `None` means the origin for every
-/// joint, as in the seed. Allocates the prepared arrays; reuse them with
-/// [`PreparedPalette::update`].
+/// joint. Allocates the prepared arrays; reuse them with [`PreparedPalette::update`].
 ///
 /// # Errors
 /// [`SkinError::NonFiniteMatrix`], [`SkinError::NonAffineMatrix`] (naming the joint),
@@ -164,9 +214,10 @@ pub struct PreparedPalette {
 pub fn prepare(
     palette: &[Mat4],
     joint_centers: Option<&[Vec3]>,
-    options: &SkinOptions,
+    spec: impl Into<PaletteSpec>,
 ) -> Result<PreparedPalette, SkinError> {
-    check_tolerance(options.rigid_tolerance)?;
+    let spec = spec.into();
+    check_tolerance(spec.rigid_tolerance)?;
     let centers = match joint_centers {
         None => Vec::new(),
         Some(centers) => {
@@ -182,13 +233,16 @@ pub fn prepare(
             centers.to_vec()
         }
     };
+    let method = spec.method;
+    let capacity = |used: bool| if used { palette.len() } else { 0 };
     let mut prepared = PreparedPalette {
-        options: *options,
+        spec,
         centers,
-        linear: Vec::with_capacity(palette.len()),
-        dual_quats: Vec::with_capacity(palette.len()),
-        residuals: Vec::with_capacity(palette.len()),
-        rigid: Vec::with_capacity(palette.len()),
+        linear: Vec::with_capacity(capacity(method.uses_skin_matrices())),
+        dual_quats: Vec::with_capacity(capacity(method.uses_rigid_split())),
+        residuals: Vec::with_capacity(capacity(method.uses_rigid_split())),
+        rigid: Vec::with_capacity(capacity(method.uses_rigid_split())),
+        joint_count: 0,
         non_rigid_joints: 0,
     };
     prepared.update(palette)?;
@@ -196,11 +250,13 @@ pub fn prepare(
 }
 
 impl PreparedPalette {
-    /// Re-prepares for a new frame's `palette`, keeping the method, options and centers.
+    /// Re-prepares for a new frame's `palette`, keeping the spec and centers.
     ///
     /// Allocates nothing when `palette` has no more joints than the palette prepared before.
     /// On error the previous contents are cleared (the palette is empty, so skinning with it
-    /// reports [`SkinError::PaletteLength`] instead of using stale matrices).
+    /// reports [`SkinError::PaletteLength`] instead of using stale matrices). An LBS palette
+    /// builds no split: it only stores the 3x4 maps and counts the non-rigid joints (the
+    /// Gram–Schmidt test of the split, without its rotation, dual quaternion or residual).
     ///
     /// # Errors
     /// [`SkinError::NonFiniteMatrix`], [`SkinError::NonAffineMatrix`], and
@@ -210,6 +266,7 @@ impl PreparedPalette {
         self.dual_quats.clear();
         self.residuals.clear();
         self.rigid.clear();
+        self.joint_count = 0;
         self.non_rigid_joints = 0;
         if !self.centers.is_empty() && self.centers.len() != palette.len() {
             return Err(SkinError::CenterCount {
@@ -220,41 +277,52 @@ impl PreparedPalette {
         for (joint, matrix) in palette.iter().enumerate() {
             check_matrix(joint, matrix)?;
         }
-        for (joint, matrix) in palette.iter().enumerate() {
-            let center = self.centers.get(joint).copied().unwrap_or(Vec3::ZERO);
-            let split = split_checked(matrix, center, self.options.rigid_tolerance);
-            self.non_rigid_joints += usize::from(split.residual.is_some());
-            let method = self.options.method;
-            if matches!(method, Method::Linear | Method::CenterOfRotation) {
-                self.linear.push(Affine3A::from_mat4(*matrix));
-            }
-            if matches!(method, Method::DualQuaternion | Method::CenterOfRotation) {
+        let method = self.spec.method;
+        let tolerance = self.spec.rigid_tolerance;
+        if method.uses_skin_matrices() {
+            self.linear
+                .extend(palette.iter().map(|matrix| Affine3A::from_mat4(*matrix)));
+        }
+        if method.uses_rigid_split() {
+            for (joint, matrix) in palette.iter().enumerate() {
+                let center = self.centers.get(joint).copied().unwrap_or(Vec3::ZERO);
+                let split = split_checked(matrix, center, tolerance);
+                self.non_rigid_joints += usize::from(split.residual.is_some());
                 self.dual_quats.push(split.dq);
                 self.residuals.push(split.residual_affine());
                 self.rigid.push(split.residual.is_none());
             }
+        } else {
+            self.non_rigid_joints = palette
+                .iter()
+                .filter(|matrix| !is_rigid_checked(matrix, tolerance))
+                .count();
         }
+        self.joint_count = palette.len();
         Ok(())
     }
 
     /// Prepares a palette given directly as rigid motions, for engines whose animation already
-    /// produces dual quaternions. Each is normalized; its sign is whatever the caller stored
-    /// (the kernels align signs per vertex). Every joint is rigid. Allocates the arrays.
+    /// produces dual quaternions, for `spec` (as [`prepare`]). Each is normalized; its sign is
+    /// whatever the caller stored (the kernels align signs per vertex). Every joint is rigid.
+    /// Allocates the arrays.
     ///
     /// # Errors
     /// [`SkinError::InvalidDualQuat`] (naming the joint), [`SkinError::InvalidTolerance`].
     pub fn from_dual_quats(
         dual_quats: &[DualQuat],
-        options: &SkinOptions,
+        spec: impl Into<PaletteSpec>,
     ) -> Result<Self, SkinError> {
-        check_tolerance(options.rigid_tolerance)?;
+        let spec = spec.into();
+        check_tolerance(spec.rigid_tolerance)?;
         let mut prepared = Self {
-            options: *options,
+            spec,
             centers: Vec::new(),
             linear: Vec::new(),
             dual_quats: Vec::new(),
             residuals: Vec::new(),
             rigid: Vec::new(),
+            joint_count: dual_quats.len(),
             non_rigid_joints: 0,
         };
         for (joint, dq) in dual_quats.iter().enumerate() {
@@ -262,16 +330,13 @@ impl PreparedPalette {
             let Some(unit) = dq.normalized().filter(|_| finite) else {
                 return Err(SkinError::InvalidDualQuat { joint });
             };
-            if matches!(options.method, Method::Linear | Method::CenterOfRotation) {
+            if spec.method.uses_skin_matrices() {
                 prepared.linear.push(Affine3A::from_rotation_translation(
                     unit.rotation(),
                     unit.translation(),
                 ));
             }
-            if matches!(
-                options.method,
-                Method::DualQuaternion | Method::CenterOfRotation
-            ) {
+            if spec.method.uses_rigid_split() {
                 prepared.dual_quats.push(unit);
                 prepared.residuals.push(Affine3A::IDENTITY);
                 prepared.rigid.push(true);
@@ -280,31 +345,22 @@ impl PreparedPalette {
         Ok(prepared)
     }
 
-    /// The options this palette was prepared with (method, renormalize, rigid tolerance).
+    /// What this palette was prepared for (method and rigid tolerance).
     #[must_use]
-    pub fn options(&self) -> &SkinOptions {
-        &self.options
+    pub fn spec(&self) -> &PaletteSpec {
+        &self.spec
     }
 
-    /// Chooses the SIMD kernels (`true`, where the CPU has them) or the scalar reference for
-    /// skinning with this palette; the rest of its options stay as prepared.
-    pub fn set_simd(&mut self, simd: bool) {
-        self.options.simd = simd;
-    }
-
-    /// Chooses whether skinning with this palette may use the rayon pool (see
-    /// [`SkinOptions::parallel`]).
-    pub fn set_parallel(&mut self, parallel: bool) {
-        self.options.parallel = parallel;
+    /// The method this palette was prepared for.
+    #[must_use]
+    pub fn method(&self) -> Method {
+        self.spec.method
     }
 
     /// Number of joints prepared.
     #[must_use]
     pub fn joint_count(&self) -> usize {
-        match self.options.method {
-            Method::Linear => self.linear.len(),
-            Method::DualQuaternion | Method::CenterOfRotation => self.dual_quats.len(),
-        }
+        self.joint_count
     }
 
     /// LBS and CoR: each joint's skin matrix as a 3x4 affine map (empty for DQS palettes).
@@ -333,7 +389,8 @@ impl PreparedPalette {
     }
 
     /// Joints whose matrix is not a rigid motion within the rigid tolerance (scale, shear,
-    /// reflection or degenerate). Counted for both methods; only DQS needs their residual.
+    /// reflection or degenerate). Counted for every method; only DQS and CoR need their
+    /// residual.
     #[must_use]
     pub fn non_rigid_joints(&self) -> usize {
         self.non_rigid_joints
@@ -362,26 +419,62 @@ fn check_tolerance(tolerance: f32) -> Result<(), SkinError> {
     Ok(())
 }
 
-/// Linear blend of `Affine3A` maps: `Σ wᵢ Mᵢ`. Shared by the LBS kernel and the residual blend.
-#[inline]
-pub(crate) fn add_scaled_affine(sum: &mut Affine3A, map: &Affine3A, weight: f32) {
-    sum.matrix3 = Mat3A::from_cols(
-        sum.matrix3.x_axis + map.matrix3.x_axis * weight,
-        sum.matrix3.y_axis + map.matrix3.y_axis * weight,
-        sum.matrix3.z_axis + map.matrix3.z_axis * weight,
-    );
-    sum.translation += map.translation * weight;
-}
-
-/// The all-zero affine map, the start of a blend.
-pub(crate) const ZERO_AFFINE: Affine3A = Affine3A {
-    matrix3: Mat3A::ZERO,
-    translation: Vec3A::ZERO,
-};
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::DEFAULT_RIGID_TOLERANCE;
+
+    thread_local! {
+        /// Splits built on this thread ([`split_checked`] calls), to check which palettes
+        /// build none.
+        pub(super) static SPLITS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Splits that `prepare` and one `update` build for `method` on `palette`.
+    fn splits_built(method: Method, palette: &[Mat4]) -> (PreparedPalette, usize) {
+        let before = SPLITS.with(std::cell::Cell::get);
+        let mut prepared = prepare(palette, None, method).unwrap();
+        prepared.update(palette).unwrap();
+        (prepared, SPLITS.with(std::cell::Cell::get) - before)
+    }
+
+    #[test]
+    fn lbs_palettes_build_no_split_but_count_the_same_non_rigid_joints() {
+        let sheared = Mat4::from_cols(
+            Vec4::new(1.0, 0.0, 0.0, 0.0),
+            Vec4::new(0.4, 1.0, 0.0, 0.0),
+            Vec4::Z,
+            Vec4::W,
+        );
+        let mut degenerate = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0));
+        degenerate.y_axis = Vec4::ZERO;
+        let mirrored = Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0));
+        let rigid = Mat4::from_rotation_translation(Quat::from_rotation_z(2.5), Vec3::X);
+        let palette = [rigid, sheared, degenerate, mirrored, Mat4::IDENTITY];
+
+        let (lbs, lbs_splits) = splits_built(Method::Linear, &palette);
+        assert_eq!(
+            lbs_splits, 0,
+            "an LBS palette must not build the rigid split"
+        );
+        assert!(lbs.dual_quats().is_empty() && lbs.residuals().is_empty());
+        assert!(lbs.rigid_flags().is_empty());
+        assert_eq!(lbs.linear_matrices().len(), palette.len());
+        assert_eq!(lbs.joint_count(), palette.len());
+
+        for method in [Method::DualQuaternion, Method::CenterOfRotation] {
+            let (split, splits) = splits_built(method, &palette);
+            assert_eq!(
+                splits,
+                2 * palette.len(),
+                "{method}: prepare and update split each joint"
+            );
+            assert_eq!(split.non_rigid_joints(), 3, "{method}");
+            assert_eq!(lbs.non_rigid_joints(), split.non_rigid_joints(), "{method}");
+        }
+        let dq_only = prepare(&palette, None, Method::DualQuaternion).unwrap();
+        assert!(dq_only.linear_matrices().is_empty());
+    }
 
     /// f32 round-off over a Gram–Schmidt and a quaternion conversion on entries of order 1-3.
     const SPLIT_TOLERANCE: f32 = 1e-5;

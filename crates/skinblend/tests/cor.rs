@@ -14,8 +14,8 @@ use skinblend::cor::{
 use skinblend::evidence::{self, EvidenceRow};
 use skinblend::fixtures::{self, Fixture};
 use skinblend::{
-    prepare, skin, skin_into, DualQuat, Influences, Method, PreparedPalette, SkinError, SkinInput,
-    SkinOptions, SkinOutputs,
+    prepare, skin, skin_into, DualQuat, Influences, Method, PreparedPalette, RunOptions, SkinError,
+    SkinInput, SkinOptions, SkinOutputs,
 };
 
 fn options(method: Method) -> SkinOptions {
@@ -581,7 +581,12 @@ fn missing_rotation_centers() {
     .unwrap();
     let mut out = vec![Vec3::ZERO; 60];
     assert_eq!(
-        skin_into(&input, &prepared, SkinOutputs::positions(&mut out)),
+        skin_into(
+            &input,
+            &prepared,
+            SkinOutputs::positions(&mut out),
+            RunOptions::default()
+        ),
         Err(expected)
     );
 }
@@ -894,7 +899,13 @@ fn cor_is_immune_to_the_sign_of_stored_rotations() {
         let prepared =
             PreparedPalette::from_dual_quats(dqs, &options(Method::CenterOfRotation)).unwrap();
         let mut out = vec![Vec3::ZERO; 300];
-        skin_into(&input, &prepared, SkinOutputs::positions(&mut out)).unwrap();
+        skin_into(
+            &input,
+            &prepared,
+            SkinOutputs::positions(&mut out),
+            RunOptions::default(),
+        )
+        .unwrap();
         out
     };
     assert_points_close("mixed signs", &run(&dual_quats), &run(&mixed), REL_F32);
@@ -938,6 +949,7 @@ fn parallel_skinning_is_bit_identical_to_serial() {
                         normals: Some(&mut normals),
                         tangents: Some(&mut tangents),
                     },
+                    RunOptions::default(),
                 )
             })
             .unwrap();

@@ -51,6 +51,7 @@ fn frame_bits(method: Method, simd: bool, parallel: bool, threads: usize) -> Vec
                     normals: Some(&mut normals),
                     tangents: Some(&mut tangents),
                 },
+                options.run_options(),
             )
         })
         .unwrap();

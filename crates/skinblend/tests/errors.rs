@@ -3,7 +3,7 @@
 use glam::{Mat4, Vec3, Vec4};
 use skinblend::{
     metrics, prepare, skin, skin_into, split, DualQuat, Influences, Method, PreparedPalette,
-    SkinError, SkinInput, SkinOptions, SkinOutputs,
+    RunOptions, SkinError, SkinInput, SkinOptions, SkinOutputs,
 };
 
 fn two_vertices() -> Influences {
@@ -137,7 +137,13 @@ fn attribute_length() {
     let prepared = prepare(&[Mat4::IDENTITY; 2], None, &SkinOptions::default()).unwrap();
     let mut short = [Vec3::ZERO; 1];
     assert_eq!(
-        skin_into(&input, &prepared, SkinOutputs::positions(&mut short)).unwrap_err(),
+        skin_into(
+            &input,
+            &prepared,
+            SkinOutputs::positions(&mut short),
+            RunOptions::default()
+        )
+        .unwrap_err(),
         SkinError::AttributeLength {
             attribute: "output positions",
             expected: 2,
@@ -187,7 +193,7 @@ fn missing_input_attribute() {
         tangents: None,
     };
     assert_eq!(
-        skin_into(&input, &prepared, outputs).unwrap_err(),
+        skin_into(&input, &prepared, outputs, RunOptions::default()).unwrap_err(),
         SkinError::MissingInputAttribute {
             attribute: "normals"
         }
@@ -199,7 +205,7 @@ fn missing_input_attribute() {
         tangents: Some(&mut t),
     };
     assert_eq!(
-        skin_into(&input, &prepared, outputs).unwrap_err(),
+        skin_into(&input, &prepared, outputs, RunOptions::default()).unwrap_err(),
         SkinError::MissingInputAttribute {
             attribute: "tangents"
         }

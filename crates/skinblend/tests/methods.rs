@@ -6,8 +6,8 @@ mod common;
 use common::*;
 use glam::{Mat4, Quat, Vec3, Vec4};
 use skinblend::{
-    fixtures, prepare, skin, skin_into, DualQuat, Influences, Method, PreparedPalette, SkinInput,
-    SkinOptions, SkinOutputs,
+    fixtures, prepare, skin, skin_into, DualQuat, Influences, Method, PreparedPalette, RunOptions,
+    SkinInput, SkinOptions, SkinOutputs,
 };
 
 fn options(method: Method) -> SkinOptions {
@@ -33,7 +33,13 @@ fn skin_with(
     input: &SkinInput<'_>,
 ) -> (Vec<Vec3>, skinblend::Diagnostics) {
     let mut out = vec![Vec3::ZERO; input.vertex_count()];
-    let diagnostics = skin_into(input, prepared, SkinOutputs::positions(&mut out)).unwrap();
+    let diagnostics = skin_into(
+        input,
+        prepared,
+        SkinOutputs::positions(&mut out),
+        RunOptions::default(),
+    )
+    .unwrap();
     (out, diagnostics)
 }
 
@@ -506,6 +512,7 @@ fn parallel_result_is_bit_identical_to_serial() {
                             normals: Some(&mut normals),
                             tangents: Some(&mut tangents),
                         },
+                        RunOptions::default(),
                     )
                 })
                 .unwrap();

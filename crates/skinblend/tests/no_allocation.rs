@@ -89,7 +89,7 @@ fn skinning_a_frame_allocates_nothing() {
                     normals: Some(&mut normals),
                     tangents: Some(&mut tangents),
                 };
-                skin_into(&input, &prepared, outputs).unwrap();
+                skin_into(&input, &prepared, outputs, options.run_options()).unwrap();
                 let before = ALLOCATIONS.load(Ordering::SeqCst);
                 for _ in 0..5 {
                     prepared.update(&mesh.palette).unwrap();
@@ -98,7 +98,7 @@ fn skinning_a_frame_allocates_nothing() {
                         normals: Some(&mut normals),
                         tangents: Some(&mut tangents),
                     };
-                    skin_into(&input, &prepared, outputs).unwrap();
+                    skin_into(&input, &prepared, outputs, options.run_options()).unwrap();
                 }
                 ALLOCATIONS.load(Ordering::SeqCst) - before
             });

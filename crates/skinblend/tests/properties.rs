@@ -186,7 +186,7 @@ fn skin_rig_dual_quats(rig: &Rig, dual_quats: &[DualQuat], options: &SkinOptions
         normals: Some(&mut out.normals),
         tangents: Some(&mut out.tangents),
     };
-    skinblend::skin_into(&input, &prepared, outputs).unwrap();
+    skinblend::skin_into(&input, &prepared, outputs, options.run_options()).unwrap();
     out
 }
 

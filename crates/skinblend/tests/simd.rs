@@ -8,7 +8,7 @@ use common::*;
 use glam::{Mat4, Vec3, Vec4};
 use skinblend::{
     fixtures, prepare, skin_into, Diagnostics, DualQuat, Influences, Method, PreparedPalette,
-    SkinInput, SkinOptions, SkinOutputs,
+    RunOptions, SkinInput, SkinOptions, SkinOutputs,
 };
 
 /// SIMD vs scalar: fused multiply-adds and another summation order, over up to 8 influences and
@@ -26,6 +26,7 @@ struct Result3 {
 fn run(
     input: &SkinInput<'_>,
     prepared: &PreparedPalette,
+    run_options: RunOptions,
     normals: bool,
     tangents: bool,
 ) -> Result3 {
@@ -44,6 +45,7 @@ fn run(
             normals: normals.then_some(&mut out.normals[..]),
             tangents: tangents.then_some(&mut out.tangents[..]),
         },
+        run_options,
     )
     .unwrap();
     out
@@ -72,8 +74,15 @@ fn compare(what: &str, input: &SkinInput<'_>, make: impl Fn(&SkinOptions) -> Pre
                 parallel: false,
                 ..SkinOptions::default()
             };
-            let simd = run(input, &make(&options(true)), normals, tangents);
-            let scalar = run(input, &make(&options(false)), normals, tangents);
+            let (simd, scalar) = (options(true), options(false));
+            let simd = run(input, &make(&simd), simd.run_options(), normals, tangents);
+            let scalar = run(
+                input,
+                &make(&scalar),
+                scalar.run_options(),
+                normals,
+                tangents,
+            );
             let what = format!("{what} {} n={normals} t={tangents}", method.name());
             assert_points_close(&what, &scalar.positions, &simd.positions, SIMD_VS_SCALAR);
             assert_eq!(scalar.diagnostics, simd.diagnostics, "{what}: diagnostics");
@@ -188,6 +197,7 @@ fn unweighted_vertices_inside_blocks_and_tails() {
     let out = run(
         &input,
         &prepare(&rig.palette, None, &SkinOptions::default()).unwrap(),
+        RunOptions::default(),
         true,
         true,
     );

@@ -7,7 +7,7 @@ use super::lanes::{
     add8, all8, load3x8, load_tangents8, normalize8_or, scale8, store3x8, store_tangents8, Block,
 };
 use super::linear;
-use crate::skin::{Diagnostics, SkinOutputs};
+use crate::types::{Diagnostics, SkinOutputs};
 
 /// CoR of vertices `base .. base + 8`: the DQS blend's rotation `R` (normalized real part of
 /// the sign-aligned blend, the same pivot and flip count as DQS) and the LBS blend `M` of the

@@ -6,8 +6,8 @@ use super::lanes::{
     add8, all8, cross8, finite_positive8, load3x8, load_tangents8, normalize8_or, scale8, store3x8,
     store_tangents8, transpose8, Block, LANES,
 };
-use crate::kernels::MIN_WEIGHT_SUM;
-use crate::skin::{Diagnostics, SkinOutputs};
+use crate::reference::MIN_WEIGHT_SUM;
+use crate::types::{Diagnostics, SkinOutputs};
 
 /// The slot of the heaviest influence; ties go to the lowest slot (the scalar kernel's pivot).
 #[inline(always)]

@@ -8,7 +8,7 @@ use std::mem::{align_of, offset_of, size_of};
 use glam::{Affine3A, Mat3A, Quat, Vec3, Vec4};
 
 use crate::palette::PreparedPalette;
-use crate::skin::SkinInput;
+use crate::types::SkinInput;
 use crate::DualQuat;
 
 // Layout contracts: the kernels read these types as arrays of f32 through pointer casts.
@@ -59,6 +59,7 @@ impl<'a> Block<'a> {
     pub(super) fn new<const K: usize>(
         input: &SkinInput<'a>,
         palette: &'a PreparedPalette,
+        renormalize: bool,
         first_vertex: usize,
         count: usize,
     ) -> Self {
@@ -80,7 +81,7 @@ impl<'a> Block<'a> {
             linear: &palette.linear,
             dual_quats: &palette.dual_quats,
             rigid: &palette.rigid,
-            renormalize: palette.options().renormalize,
+            renormalize,
         }
     }
 

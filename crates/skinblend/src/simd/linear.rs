@@ -6,8 +6,8 @@ use super::lanes::{
     abs8, all8, cross8, dot8, load3x8, load_tangents8, normalize8_or, scale8, store3x8,
     store_tangents8, transpose8, Block, LANES,
 };
-use crate::kernels::{MIN_WEIGHT_SUM, SINGULAR_RELATIVE};
-use crate::skin::{Diagnostics, SkinOutputs};
+use crate::reference::{MIN_WEIGHT_SUM, SINGULAR_RELATIVE};
+use crate::types::{Diagnostics, SkinOutputs};
 
 /// The blended 3x4s of eight vertices, one component of all eight per register.
 pub(super) struct Linear8 {
@@ -285,6 +285,7 @@ mod tests {
                         normals: Some(&mut nn),
                         tangents: Some(&mut t),
                     },
+                    options.run_options(),
                 )
                 .unwrap();
                 let bits: Vec<u32> = p

@@ -1,6 +1,6 @@
 //! SIMD kernels: x86-64 AVX2 + FMA, detected at run time, chosen once per call from a table of
 //! monomorphized variants (method × normals × tangents × influences per vertex 1, 2, 4, 8 or
-//! any × whether the palette is entirely rigid). The scalar kernels in `kernels.rs` stay the
+//! any × whether the palette is entirely rigid). The scalar kernels in `reference.rs` stay the
 //! reference and the fallback.
 //!
 //! One driver loop ([`avx2`]'s `drive`) walks a range in blocks of eight vertices. Each block
@@ -19,7 +19,7 @@
 //! DQ blend and the rigid-motion apply, DQS), `cor` (CoR from both blends).
 
 use crate::palette::PreparedPalette;
-use crate::skin::{Diagnostics, SkinInput, SkinOutputs};
+use crate::types::{Diagnostics, SkinInput, SkinOutputs};
 
 #[cfg(target_arch = "x86_64")]
 mod cor;
@@ -30,9 +30,10 @@ mod lanes;
 #[cfg(target_arch = "x86_64")]
 mod linear;
 
-/// A kernel over vertices `first_vertex ..` into `outputs` (lengths already checked).
+/// A kernel over vertices `first_vertex ..` into `outputs` (lengths already checked); the
+/// `bool` is [`crate::RunOptions::renormalize`].
 pub(crate) type Kernel =
-    fn(&SkinInput<'_>, &PreparedPalette, usize, SkinOutputs<'_>) -> Diagnostics;
+    fn(&SkinInput<'_>, &PreparedPalette, bool, usize, SkinOutputs<'_>) -> Diagnostics;
 
 /// Vertices per block of the SIMD kernels: one per lane of a 256-bit register. Ranges split at
 /// multiples of this skin every vertex exactly as the whole range does.
@@ -48,7 +49,7 @@ pub(crate) fn select(
     {
         if avx2::available() {
             return Some(avx2::table(
-                palette.options().method,
+                palette.method(),
                 outputs.normals.is_some(),
                 outputs.tangents.is_some(),
                 input.influences().influences_per_vertex(),
@@ -77,9 +78,9 @@ pub fn simd_backend() -> Option<&'static str> {
 mod avx2 {
     use super::lanes::Block;
     use super::{cor, dual_quat, linear, Kernel, BLOCK_VERTICES};
-    use crate::kernels::skin_range;
     use crate::palette::PreparedPalette;
-    use crate::skin::{Diagnostics, Method, SkinInput, SkinOutputs};
+    use crate::reference::skin_range;
+    use crate::types::{Diagnostics, Method, SkinInput, SkinOutputs};
 
     pub(super) fn available() -> bool {
         std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
@@ -133,11 +134,12 @@ mod avx2 {
     fn drive<const M: u8, const K: usize, const N: bool, const T: bool, const R: bool>(
         input: &SkinInput<'_>,
         palette: &PreparedPalette,
+        renormalize: bool,
         first_vertex: usize,
         outputs: SkinOutputs<'_>,
     ) -> Diagnostics {
         // SAFETY: `table` hands out this kernel only after `available()` saw AVX2 and FMA.
-        unsafe { drive_avx2::<M, K, N, T, R>(input, palette, first_vertex, outputs) }
+        unsafe { drive_avx2::<M, K, N, T, R>(input, palette, renormalize, first_vertex, outputs) }
     }
 
     /// The one driver loop: whole blocks by the method's block kernel, anything it declines and
@@ -146,6 +148,7 @@ mod avx2 {
     fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R: bool>(
         input: &SkinInput<'_>,
         palette: &PreparedPalette,
+        renormalize: bool,
         first_vertex: usize,
         mut outputs: SkinOutputs<'_>,
     ) -> Diagnostics {
@@ -153,9 +156,9 @@ mod avx2 {
         let count = outputs.positions.len();
         if M == CENTER_OF_ROTATION && input.rotation_centers().is_none() {
             // `skin_into` refuses CoR without centers; keep one definition regardless.
-            return skin_range(input, palette, first_vertex, outputs);
+            return skin_range(input, palette, renormalize, first_vertex, outputs);
         }
-        let block = Block::new::<K>(input, palette, first_vertex, count);
+        let block = Block::new::<K>(input, palette, renormalize, first_vertex, count);
         let mut base = 0;
         while base + BLOCK_VERTICES <= count {
             let done = match M {
@@ -169,6 +172,7 @@ mod avx2 {
                 scalar_range(
                     input,
                     palette,
+                    renormalize,
                     &mut outputs,
                     first_vertex,
                     base..base + BLOCK_VERTICES,
@@ -181,6 +185,7 @@ mod avx2 {
             scalar_range(
                 input,
                 palette,
+                renormalize,
                 &mut outputs,
                 first_vertex,
                 base..count,
@@ -195,6 +200,7 @@ mod avx2 {
     fn scalar_range(
         input: &SkinInput<'_>,
         palette: &PreparedPalette,
+        renormalize: bool,
         outputs: &mut SkinOutputs<'_>,
         first_vertex: usize,
         range: std::ops::Range<usize>,
@@ -211,7 +217,13 @@ mod avx2 {
                 .as_deref_mut()
                 .map(|t| &mut t[range.clone()]),
         };
-        let scalar = skin_range(input, palette, first_vertex + range.start, part);
+        let scalar = skin_range(
+            input,
+            palette,
+            renormalize,
+            first_vertex + range.start,
+            part,
+        );
         diagnostics.singular_normal_matrices += scalar.singular_normal_matrices;
         diagnostics.sign_flips += scalar.sign_flips;
         diagnostics.unweighted_vertices += scalar.unweighted_vertices;

@@ -1,10 +1,15 @@
-//! The scalar reference kernels: one vertex range at a time, no allocation, no branches on
-//! options inside the per-influence loops.
+//! The scalar reference: the definition of each method, one vertex at a time.
+//!
+//! This is what every other path is checked against: the SIMD kernels (`simd/`) follow it step
+//! for step and are tested against it within f32 rounding, and they hand it every vertex they
+//! cannot take whole, so each unusual case has one definition. It is also the fallback where
+//! the CPU has no SIMD kernels or a call asks for none ([`crate::RunOptions::simd`]). One vertex
+//! range at a time, no allocation, no branches on options inside the per-influence loops.
 
 use glam::{Affine3A, Mat3A, Vec3, Vec3A};
 
-use crate::palette::{add_scaled_affine, PreparedPalette, ZERO_AFFINE};
-use crate::skin::{Diagnostics, Method, SkinInput, SkinOutputs};
+use crate::palette::PreparedPalette;
+use crate::types::{Diagnostics, Method, SkinInput, SkinOutputs};
 use crate::DualQuat;
 
 /// A 3x3 whose determinant is at most this fraction of (largest column length)³ is singular for
@@ -12,20 +17,26 @@ use crate::DualQuat;
 /// carry about 1e-7 relative error, so this sits a decade above round-off.
 pub(crate) const SINGULAR_RELATIVE: f32 = 1e-6;
 
-/// Skins vertices `first_vertex .. first_vertex + out.positions.len()` of `input` into `out`.
+/// Skins vertices `first_vertex .. first_vertex + out.positions.len()` of `input` into `out`,
+/// dividing each vertex's weights by their sum where `renormalize` says so.
 ///
 /// Lengths were checked by the caller. Returns the per-vertex counts (not `non_rigid_joints`,
 /// which belongs to the palette).
 pub(crate) fn skin_range(
     input: &SkinInput<'_>,
     palette: &PreparedPalette,
+    renormalize: bool,
     first_vertex: usize,
     out: SkinOutputs<'_>,
 ) -> Diagnostics {
-    match palette.options().method {
-        Method::Linear => run::<Linear>(input, palette, first_vertex, out),
-        Method::DualQuaternion => run::<DualQuaternion>(input, palette, first_vertex, out),
-        Method::CenterOfRotation => run::<CenterOfRotation>(input, palette, first_vertex, out),
+    match palette.method() {
+        Method::Linear => run::<Linear>(input, palette, renormalize, first_vertex, out),
+        Method::DualQuaternion => {
+            run::<DualQuaternion>(input, palette, renormalize, first_vertex, out)
+        }
+        Method::CenterOfRotation => {
+            run::<CenterOfRotation>(input, palette, renormalize, first_vertex, out)
+        }
     }
 }
 
@@ -54,13 +65,13 @@ trait Blend {
 fn run<B: Blend>(
     input: &SkinInput<'_>,
     palette: &PreparedPalette,
+    renormalize: bool,
     first_vertex: usize,
     out: SkinOutputs<'_>,
 ) -> Diagnostics {
     let mut diagnostics = Diagnostics::default();
     let influences = input.influences();
     let k = influences.influences_per_vertex();
-    let renormalize = palette.options().renormalize;
     let count = out.positions.len();
     let range = first_vertex..first_vertex + count;
     let joints = &influences.joints()[range.start * k..range.end * k];
@@ -140,6 +151,23 @@ fn normal_matrix(a: &Mat3A, diagnostics: &mut Diagnostics) -> Mat3A {
         cofactor
     }
 }
+
+/// Linear blend of `Affine3A` maps: `Σ wᵢ Mᵢ`. Shared by the LBS kernel and the residual blend.
+#[inline]
+pub(crate) fn add_scaled_affine(sum: &mut Affine3A, map: &Affine3A, weight: f32) {
+    sum.matrix3 = Mat3A::from_cols(
+        sum.matrix3.x_axis + map.matrix3.x_axis * weight,
+        sum.matrix3.y_axis + map.matrix3.y_axis * weight,
+        sum.matrix3.z_axis + map.matrix3.z_axis * weight,
+    );
+    sum.translation += map.translation * weight;
+}
+
+/// The all-zero affine map, the start of a blend.
+pub(crate) const ZERO_AFFINE: Affine3A = Affine3A {
+    matrix3: Mat3A::ZERO,
+    translation: Vec3A::ZERO,
+};
 
 /// LBS: the weighted sum of the joints' 3x4 matrices.
 struct Linear(Affine3A);

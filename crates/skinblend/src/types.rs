@@ -1,0 +1,455 @@
+//! The vocabulary every part of skinning shares: the [`Method`], what a palette is built for
+//! ([`PaletteSpec`]), how a call runs ([`RunOptions`]), the inputs, outputs and [`Diagnostics`].
+//!
+//! The driver (`skin.rs`), the palette (`palette.rs`), the scalar reference (`reference.rs`) and
+//! the SIMD kernels (`simd/`) all depend on this module, and it on none of them.
+
+use glam::{Vec3, Vec4};
+
+use crate::{Influences, SkinError};
+
+/// Default tolerance below which a residual counts as the identity and its joint as rigid.
+///
+/// Well above f32 round-off of a rotation matrix built from a quaternion (about 1e-7 per entry),
+/// well below any scale or shear an artist means.
+pub const DEFAULT_RIGID_TOLERANCE: f32 = 1e-4;
+
+/// How joint motions are blended per vertex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Method {
+    /// Linear blend skinning: the weighted sum of the 3x4 skin matrices. Collapses a joint
+    /// twisted towards 180° (the candy wrapper) and shrinks bends.
+    #[default]
+    Linear,
+    /// Dual quaternion skinning (Kavan et al. 2008): the sign-aligned, normalized blend of the
+    /// joints' rigid motions, after a linearly blended residual for scale, shear and mirroring.
+    /// Keeps a twisted joint round; bulges bends.
+    DualQuaternion,
+    /// Skinning with optimized centers of rotation (Le & Hodgins 2016): each vertex turns by
+    /// the sign-aligned, normalized blend of its joints' rotations `R` about its precomputed
+    /// center `p*`, which goes where LBS sends it: `v' = R·S(v) + LBS(p*) − R·S(p*)`, with `S`
+    /// the blended residual as in DQS (the identity for rigid joints). Keeps a twisted joint
+    /// round without DQS's bulge at a bend. Needs per-vertex centers
+    /// ([`SkinInput::with_rotation_centers`], computed by [`crate::cor::rotation_centers`]);
+    /// a vertex without one is skinned by DQS.
+    CenterOfRotation,
+}
+
+impl Method {
+    /// Every method, in the order tables and reports show them: LBS, DQS, CoR. The one list of
+    /// methods: the CLI, the reports, the GPU and the bindings take theirs from here.
+    pub const ALL: [Method; 3] = [
+        Method::Linear,
+        Method::DualQuaternion,
+        Method::CenterOfRotation,
+    ];
+
+    /// The short name used in the CLI and JSON: `"linear"`, `"dq"` or `"cor"` (what
+    /// [`Method::from_str`](std::str::FromStr) parses and `Display` prints).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Linear => "linear",
+            Method::DualQuaternion => "dq",
+            Method::CenterOfRotation => "cor",
+        }
+    }
+
+    /// The names of [`Method::ALL`], in order.
+    #[must_use]
+    pub fn names() -> [&'static str; 3] {
+        Self::ALL.map(Method::name)
+    }
+
+    /// Whether a palette prepared for this method holds each joint's skin matrix as a 3x4 map
+    /// (LBS blends them; CoR places each vertex's center with them).
+    #[must_use]
+    pub fn uses_skin_matrices(self) -> bool {
+        match self {
+            Method::Linear | Method::CenterOfRotation => true,
+            Method::DualQuaternion => false,
+        }
+    }
+
+    /// Whether a palette prepared for this method holds each joint's rigid/residual split (a
+    /// dual quaternion, a residual map and a rigid flag): DQS and CoR blend them, LBS does not.
+    #[must_use]
+    pub fn uses_rigid_split(self) -> bool {
+        match self {
+            Method::DualQuaternion | Method::CenterOfRotation => true,
+            Method::Linear => false,
+        }
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Method {
+    type Err = SkinError;
+
+    /// Parses a [`Method::name`].
+    ///
+    /// # Errors
+    /// [`SkinError::UnknownMethod`] listing the names there are.
+    fn from_str(name: &str) -> Result<Self, SkinError> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name() == name)
+            .ok_or_else(|| SkinError::UnknownMethod {
+                name: name.to_owned(),
+            })
+    }
+}
+
+/// What a palette is prepared for: the method, and the tolerance that decides which joints are
+/// rigid. [`crate::prepare`] builds exactly what this method blends and nothing else.
+///
+/// `PaletteSpec::from(method)` takes the default tolerance.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PaletteSpec {
+    /// The blending method.
+    pub method: Method,
+    /// A joint whose matrix is a rigid motion within this (per entry of its Gram–Schmidt
+    /// factor) counts as rigid, and under DQS and CoR its residual is skipped; default
+    /// [`DEFAULT_RIGID_TOLERANCE`] (1e-4).
+    pub rigid_tolerance: f32,
+}
+
+impl Default for PaletteSpec {
+    fn default() -> Self {
+        Self::from(Method::default())
+    }
+}
+
+impl From<Method> for PaletteSpec {
+    fn from(method: Method) -> Self {
+        Self {
+            method,
+            rigid_tolerance: DEFAULT_RIGID_TOLERANCE,
+        }
+    }
+}
+
+/// How one skinning call runs: options of the call ([`crate::skin_into`],
+/// [`crate::SkinBackend::skin_mesh`]), not of the palette, so one prepared palette serves any
+/// of them. The default renormalizes and uses SIMD and the rayon pool where there are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RunOptions {
+    /// Divide each vertex's weights by their sum before blending (default `true`). With `false`
+    /// the weights are used as stored (DQS's rigid part normalizes regardless; its residual and
+    /// all of LBS do not).
+    pub renormalize: bool,
+    /// Split large meshes over the current rayon pool (default `true`, with the `rayon`
+    /// feature). Choose the thread count by calling inside `rayon::ThreadPool::install`; `false`
+    /// runs on the calling thread only, for engines with their own job systems. The result is
+    /// bit-identical either way. CPU only; a GPU ignores it.
+    pub parallel: bool,
+    /// Use the SIMD kernels where the CPU has them, detected at run time (default `true`);
+    /// `false` forces the scalar reference kernel. SIMD results differ from the scalar ones by
+    /// f32 rounding only (fused multiply-adds, another summation order). CPU only; a GPU
+    /// ignores it.
+    pub simd: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            renormalize: true,
+            parallel: true,
+            simd: true,
+        }
+    }
+}
+
+/// Both halves in one value, for the one-call [`crate::skin`] and for callers that configure a
+/// whole run in one place: [`SkinOptions::palette_spec`] is what [`crate::prepare`] builds,
+/// [`SkinOptions::run_options`] how each call runs. `&SkinOptions` converts into a
+/// [`PaletteSpec`], so it can be passed to [`crate::prepare`] as it is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SkinOptions {
+    /// The blending method ([`PaletteSpec::method`]).
+    pub method: Method,
+    /// [`RunOptions::renormalize`].
+    pub renormalize: bool,
+    /// [`PaletteSpec::rigid_tolerance`].
+    pub rigid_tolerance: f32,
+    /// [`RunOptions::parallel`].
+    pub parallel: bool,
+    /// [`RunOptions::simd`].
+    pub simd: bool,
+}
+
+impl SkinOptions {
+    /// What a palette is prepared for: the method and rigid tolerance.
+    #[must_use]
+    pub fn palette_spec(&self) -> PaletteSpec {
+        PaletteSpec {
+            method: self.method,
+            rigid_tolerance: self.rigid_tolerance,
+        }
+    }
+
+    /// How each call runs: renormalization, threads and SIMD.
+    #[must_use]
+    pub fn run_options(&self) -> RunOptions {
+        RunOptions {
+            renormalize: self.renormalize,
+            parallel: self.parallel,
+            simd: self.simd,
+        }
+    }
+}
+
+impl Default for SkinOptions {
+    fn default() -> Self {
+        let spec = PaletteSpec::default();
+        let run = RunOptions::default();
+        Self {
+            method: spec.method,
+            renormalize: run.renormalize,
+            rigid_tolerance: spec.rigid_tolerance,
+            parallel: run.parallel,
+            simd: run.simd,
+        }
+    }
+}
+
+impl From<&SkinOptions> for PaletteSpec {
+    fn from(options: &SkinOptions) -> Self {
+        options.palette_spec()
+    }
+}
+
+/// Exact counts returned with every skinning result. All zero is the normal case.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Diagnostics {
+    /// Vertices whose normal matrix (LBS: the blended 3x3; DQS: the blended residual) had a
+    /// determinant at noise level, so its inverse transpose does not exist. Their normals took
+    /// the cofactor direction (or stayed as input where that is zero). Non-zero under LBS at a
+    /// joint twisted to 180°, or with degenerate or mirrored joints; zero under DQS for rigid
+    /// palettes. Counted only when normals are skinned.
+    pub singular_normal_matrices: usize,
+    /// Joints of the palette whose matrix is not a rigid motion within the rigid tolerance:
+    /// scale, shear, reflection or degenerate. Under DQS these are carried by the residual.
+    pub non_rigid_joints: usize,
+    /// Influences (DQS only) whose dual quaternion was negated to agree in sign with the
+    /// vertex's pivot (its heaviest influence). Non-zero whenever two joints of a vertex are
+    /// stored in opposite hemispheres, which is harmless because it is handled.
+    pub sign_flips: usize,
+    /// Vertices whose weights sum to zero (or to less than the smallest normal f32, where
+    /// renormalizing would overflow): passed through unchanged.
+    pub unweighted_vertices: usize,
+}
+
+impl Diagnostics {
+    /// Adds the per-vertex counts of `other` (used to merge parallel chunks; exact).
+    #[cfg(feature = "rayon")]
+    pub(crate) fn add_counts(&mut self, other: &Diagnostics) {
+        self.singular_normal_matrices += other.singular_normal_matrices;
+        self.sign_flips += other.sign_flips;
+        self.unweighted_vertices += other.unweighted_vertices;
+    }
+}
+
+/// A mesh's skinning inputs, validated once and reused every frame.
+///
+/// Positions and normals are `Vec3`, tangents `Vec4` with `w` the handedness (±1), all in the
+/// bind pose (the space the inverse bind matrices map from), one per vertex of `influences`.
+#[derive(Debug, Clone, Copy)]
+pub struct SkinInput<'a> {
+    positions: &'a [Vec3],
+    normals: Option<&'a [Vec3]>,
+    tangents: Option<&'a [Vec4]>,
+    influences: &'a Influences,
+    rotation_centers: Option<&'a [Vec3]>,
+}
+
+impl<'a> SkinInput<'a> {
+    /// Checks lengths against `influences.vertex_count()` and that every value is finite.
+    ///
+    /// O(vertices) once; allocates nothing.
+    ///
+    /// # Errors
+    /// [`SkinError::AttributeLength`] and [`SkinError::NonFiniteAttribute`] (naming the vertex).
+    pub fn new(
+        positions: &'a [Vec3],
+        normals: Option<&'a [Vec3]>,
+        tangents: Option<&'a [Vec4]>,
+        influences: &'a Influences,
+    ) -> Result<Self, SkinError> {
+        let expected = influences.vertex_count();
+        check_length("positions", expected, positions.len())?;
+        if let Some(vertex) = positions.iter().position(|p| !p.is_finite()) {
+            return Err(SkinError::NonFiniteAttribute {
+                attribute: "positions",
+                vertex,
+            });
+        }
+        if let Some(normals) = normals {
+            check_length("normals", expected, normals.len())?;
+            if let Some(vertex) = normals.iter().position(|n| !n.is_finite()) {
+                return Err(SkinError::NonFiniteAttribute {
+                    attribute: "normals",
+                    vertex,
+                });
+            }
+        }
+        if let Some(tangents) = tangents {
+            check_length("tangents", expected, tangents.len())?;
+            if let Some(vertex) = tangents.iter().position(|t| !t.is_finite()) {
+                return Err(SkinError::NonFiniteAttribute {
+                    attribute: "tangents",
+                    vertex,
+                });
+            }
+        }
+        Ok(Self {
+            positions,
+            normals,
+            tangents,
+            influences,
+            rotation_centers: None,
+        })
+    }
+
+    /// Adds per-vertex centers of rotation, which [`Method::CenterOfRotation`] needs (other
+    /// methods ignore them): one per vertex, in the bind-pose space of the positions, each
+    /// finite or [`crate::cor::NO_ROTATION_CENTER`] (NaN: no center, skinned by DQS). Usually
+    /// [`crate::cor::RotationCenters::centers`]. O(vertices) once; allocates nothing.
+    ///
+    /// # Errors
+    /// [`SkinError::AttributeLength`] (`"rotation_centers"`) for a count other than the vertex
+    /// count, [`SkinError::NonFiniteAttribute`] for a center with an infinity or NaN in only
+    /// some components.
+    pub fn with_rotation_centers(self, rotation_centers: &'a [Vec3]) -> Result<Self, SkinError> {
+        crate::cor::check_rotation_centers(rotation_centers, self.vertex_count())?;
+        Ok(Self {
+            rotation_centers: Some(rotation_centers),
+            ..self
+        })
+    }
+
+    /// Bind-pose positions.
+    #[must_use]
+    pub fn positions(&self) -> &'a [Vec3] {
+        self.positions
+    }
+
+    /// Bind-pose normals, if any.
+    #[must_use]
+    pub fn normals(&self) -> Option<&'a [Vec3]> {
+        self.normals
+    }
+
+    /// Bind-pose tangents (`w` = handedness), if any.
+    #[must_use]
+    pub fn tangents(&self) -> Option<&'a [Vec4]> {
+        self.tangents
+    }
+
+    /// The influences.
+    #[must_use]
+    pub fn influences(&self) -> &'a Influences {
+        self.influences
+    }
+
+    /// Per-vertex centers of rotation, if given (NaN where a vertex has none).
+    #[must_use]
+    pub fn rotation_centers(&self) -> Option<&'a [Vec3]> {
+        self.rotation_centers
+    }
+
+    /// Number of vertices.
+    #[must_use]
+    pub fn vertex_count(&self) -> usize {
+        self.positions.len()
+    }
+}
+
+/// Caller-owned output buffers, one element per vertex. `None` skips that attribute.
+#[derive(Debug)]
+pub struct SkinOutputs<'a> {
+    /// Skinned positions.
+    pub positions: &'a mut [Vec3],
+    /// Skinned unit normals; needs input normals.
+    pub normals: Option<&'a mut [Vec3]>,
+    /// Skinned unit tangents with handedness (`w` flipped where the transform mirrors); needs
+    /// input tangents.
+    pub tangents: Option<&'a mut [Vec4]>,
+}
+
+impl<'a> SkinOutputs<'a> {
+    /// Outputs for positions only.
+    #[must_use]
+    pub fn positions(positions: &'a mut [Vec3]) -> Self {
+        Self {
+            positions,
+            normals: None,
+            tangents: None,
+        }
+    }
+
+    /// Splits into the outputs of vertices `..mid` and `mid..`.
+    #[cfg(feature = "rayon")]
+    pub(crate) fn split_at(self, mid: usize) -> (SkinOutputs<'a>, SkinOutputs<'a>) {
+        let (p0, p1) = self.positions.split_at_mut(mid);
+        let (n0, n1) = match self.normals {
+            Some(n) => {
+                let (a, b) = n.split_at_mut(mid);
+                (Some(a), Some(b))
+            }
+            None => (None, None),
+        };
+        let (t0, t1) = match self.tangents {
+            Some(t) => {
+                let (a, b) = t.split_at_mut(mid);
+                (Some(a), Some(b))
+            }
+            None => (None, None),
+        };
+        (
+            SkinOutputs {
+                positions: p0,
+                normals: n0,
+                tangents: t0,
+            },
+            SkinOutputs {
+                positions: p1,
+                normals: n1,
+                tangents: t1,
+            },
+        )
+    }
+}
+
+/// A skinning result that owns its buffers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skinned {
+    /// Skinned positions.
+    pub positions: Vec<Vec3>,
+    /// Skinned unit normals, when the input had normals.
+    pub normals: Option<Vec<Vec3>>,
+    /// Skinned tangents, when the input had tangents.
+    pub tangents: Option<Vec<Vec4>>,
+    /// Exact counts of what happened (see [`Diagnostics`]).
+    pub diagnostics: Diagnostics,
+}
+
+pub(crate) fn check_length(
+    attribute: &'static str,
+    expected: usize,
+    found: usize,
+) -> Result<(), SkinError> {
+    if expected != found {
+        return Err(SkinError::AttributeLength {
+            attribute,
+            expected,
+            found,
+        });
+    }
+    Ok(())
+}
