@@ -57,10 +57,11 @@ try {
       result.first = await page.evaluate((t) => window.skinblendViewer.setTime(t), Number(first));
       await view.screenshot({ path: path.join(out, 'first.png') });
       await page.locator('#time').fill(String(second));
-      await page.waitForFunction((t) => {
+      // The slider snaps to its step from the clip's start: wait for the time it took.
+      await page.waitForFunction(() => {
         const v = window.skinblendViewer;
-        return v.shownTime === t && v.state().renders > 0;
-      }, Number(second), { timeout: 60_000, polling: 50 });
+        return v.shownTime === Number(document.getElementById('time').value);
+      }, null, { timeout: 60_000, polling: 50 });
       // One more frame so that the drawn pose is the shown time's.
       await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
       result.second = await page.evaluate(() => window.skinblendViewer.state());
