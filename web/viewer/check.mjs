@@ -3,13 +3,14 @@
 //
 //   node web/viewer/check.mjs URL OUT_DIR TIME_S OTHER_TIME_S [PLAY_SECONDS]
 //
-// Loads URL?paused&time=TIME_S, waits until the page has drawn that pose (or reports an error),
-// screenshots the viewports (OUT_DIR/first.png), moves the time slider to OTHER_TIME_S and
-// screenshots again (OUT_DIR/second.png), then plays for PLAY_SECONDS (default 3) and reads the
-// page's frame rate; the whole page goes to OUT_DIR/page.png. OUT_DIR/result.json holds the
-// console errors, page errors, failed requests, the page's error line, the renderer and the
-// rates. Exits 1 only when the browser could not be driven. CHROMIUM (default /usr/bin/chromium)
-// picks the browser; WebGL runs on SwiftShader.
+// Loads URL?paused&time=TIME_S, waits until the page has drawn that pose (or reports an
+// error), screenshots the viewports (OUT_DIR/first.png), moves the time slider to OTHER_TIME_S
+// and screenshots again (OUT_DIR/second.png), plays for PLAY_SECONDS (default 3) and reads the
+// page's frame rate, then shows TIME_S with the area-change colour map (OUT_DIR/colored.png,
+// and the whole page in OUT_DIR/page.png). OUT_DIR/result.json holds the console errors, page
+// errors, failed requests, the page's error line, the renderer and the rates. Exits 1 only
+// when the browser could not be driven. CHROMIUM (default /usr/bin/chromium) picks the
+// browser; WebGL runs on SwiftShader.
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -72,6 +73,12 @@ try {
       result.poses_per_second = await page.evaluate(() => window.skinblendViewer.posesPerSecond);
       await page.locator('#play').click();
       await page.evaluate((t) => window.skinblendViewer.setTime(t), Number(first));
+      // The area-change colour map at the first time (OUT_DIR/colored.png).
+      await page.locator('#coloring').selectOption('area');
+      await page.waitForFunction(() => document.getElementById('legend').textContent.startsWith('surface area'),
+        null, { timeout: 120_000, polling: 100 });
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      await view.screenshot({ path: path.join(out, 'colored.png') });
       await page.waitForTimeout(300);
     }
     await page.screenshot({ path: path.join(out, 'page.png') });

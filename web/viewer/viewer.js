@@ -133,7 +133,11 @@ async function main() {
     const meshes = info.primitives.map((p, k) => {
       const material = methodMaterial(libraries[i], `rgb(${m.color.join(',')})`);
       material.uniformsGroups = [groups[p.skin][i].group];
-      const object = new THREE.Mesh(geometries[k], material);
+      // Its own geometry object (the same buffers) so that each method has its own colours.
+      const geometry = new THREE.BufferGeometry();
+      for (const [name, attribute] of Object.entries(geometries[k].attributes)) geometry.setAttribute(name, attribute);
+      geometry.setIndex(geometries[k].index);
+      const object = new THREE.Mesh(geometry, material);
       object.frustumCulled = false; // the bind-pose box says nothing of the skinned one
       object.visible = m.name !== 'cor'; // CoR waits for its centers
       scene.add(object);
@@ -209,6 +213,7 @@ async function main() {
         api.shownTime = t;
         posesDrawn += 1;
         dirty = true;
+        requestColors().catch(fail);
         if (t === wanted && a === animation) break;
       }
     } finally {
@@ -255,6 +260,69 @@ async function main() {
     loadMetrics();
   });
 
+  // Colour maps (those of compare's pictures), computed by the server for the shown pose.
+  const SRGB_TO_LINEAR = Array.from({ length: 256 }, (_, i) => {
+    const c = i / 255;
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  let coloring = 'none';
+  let colorsInFlight = false;
+  let colorsShown = null;
+  function showColoring(on) {
+    scenes.forEach((s) => s.meshes.forEach((object) => {
+      object.material.vertexColors = on;
+      object.material.uniforms.diffuse.value.set(on ? 0xffffff : `rgb(${s.method.color.join(',')})`);
+      object.material.needsUpdate = true;
+    }));
+    dirty = true;
+  }
+  async function requestColors() {
+    if (colorsInFlight || coloring === 'none') return;
+    colorsInFlight = true;
+    try {
+      while (coloring !== 'none') {
+        const key = `animation=${animation}&time=${api.shownTime ?? time}&map=${coloring}`;
+        if (key === colorsShown) break;
+        const response = await fetch(`/api/colors?${key}`);
+        if (response.status === 202) {
+          $('legend').textContent = 'colours wait for the centers of rotation…';
+          await new Promise((r) => setTimeout(r, 300));
+          continue;
+        }
+        if (!response.ok) throw new Error((await response.json()).error ?? `/api/colors: HTTP ${response.status}`);
+        const high = Number(response.headers.get('X-Color-High'));
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        let at = 0;
+        scenes.forEach((s) => s.meshes.forEach((object, k) => {
+          const n = info.primitives[k].vertices;
+          const rgb = new Float32Array(3 * n);
+          for (let v = 0; v < n; v++, at += 4) {
+            for (let c = 0; c < 3; c++) rgb[3 * v + c] = SRGB_TO_LINEAR[bytes[at + c]];
+          }
+          object.geometry.setAttribute('color', new THREE.BufferAttribute(rgb, 3));
+        }));
+        if (colorsShown === null) showColoring(true);
+        colorsShown = key;
+        $('legend').textContent = coloring === 'area'
+          ? `surface area change against the bind pose: blue −${(high * 100).toFixed(0)}% … white 0 … red +${(high * 100).toFixed(0)}%`
+          : `distance from the ${methods[0].label} result: dark 0 … yellow ${(high * 100).toPrecision(3)}% of the size`;
+        dirty = true;
+      }
+    } finally {
+      colorsInFlight = false;
+    }
+  }
+  $('coloring').addEventListener('change', () => {
+    coloring = $('coloring').value;
+    colorsShown = null;
+    if (coloring === 'none') {
+      showColoring(false);
+      $('legend').textContent = '';
+    } else {
+      requestColors().catch(fail);
+    }
+  });
+
   // Background work: centers of rotation (CoR shows once they arrive) and the metrics.
   const metrics = new Map();
   async function loadMetrics() {
@@ -272,7 +340,8 @@ async function main() {
       const centers = await (await fetchOk('/api/centers')).arrayBuffer();
       let at = 0;
       info.primitives.forEach((p, k) => {
-        geometries[k].setAttribute('_p2vs_location4', new THREE.BufferAttribute(new Float32Array(centers, at, 4 * p.vertices), 4));
+        const attribute = new THREE.BufferAttribute(new Float32Array(centers, at, 4 * p.vertices), 4);
+        scenes[corIndex].meshes[k].geometry.setAttribute('_p2vs_location4', attribute);
         at += 16 * p.vertices;
       });
       scenes[corIndex].meshes.forEach((object) => { object.visible = true; });

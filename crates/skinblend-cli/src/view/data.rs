@@ -8,12 +8,13 @@ use anyhow::{bail, Context, Result};
 use glam::Vec3;
 use serde_json::{json, Value};
 use skinblend::cor::CorOptions;
-use skinblend::{prepare, Method, SkinOptions};
+use skinblend::{prepare, CpuBackend, Method, SkinOptions};
 use skinblend_gltf::{Model, SceneOptions, SceneSkinner};
 use skinblend_gpu::shaders::{palette_entry_bytes, uniform_palette_joints};
 use skinblend_gpu::{export_shader, gpu_rotation_centers, GpuPalette, ShaderLanguage};
+use skinblend_report::color::{self, ColorMap};
 use skinblend_report::compare::{self, CompareOptions};
-use skinblend_report::evidence::{method_label, method_style};
+use skinblend_report::evidence::{area_change_map, method_label, method_style};
 
 /// Influences per vertex the GLSL ES functions take (`uvec4` joints, `vec4` weights).
 const SHADER_INFLUENCES: usize = 4;
@@ -31,6 +32,10 @@ struct ViewPrimitive {
     primitive: usize,
     /// Index into [`Viewer::skins`].
     skin_slot: usize,
+    /// Where a [`SceneSkinner`]'s results hold it: (posed node, primitive of that node).
+    posed: (usize, usize),
+    /// Its triangles (vertex indices of the primitive).
+    triangles: Vec<[u32; 3]>,
 }
 
 /// The progress of the background work, as `/api/status` reports it.
@@ -48,6 +53,8 @@ pub struct Background {
     pub metrics: Vec<Option<Arc<String>>>,
     /// The one-line error that stopped the background work, shown on the page.
     pub error: Option<String>,
+    /// The model with every shown primitive's centers of rotation (once known).
+    pub with_centers: Option<&'static Model>,
 }
 
 /// Everything the server answers with, made once at start.
@@ -67,6 +74,26 @@ pub struct Viewer {
     pub shaders: Vec<(&'static str, String)>,
     /// The background work's state.
     pub background: Arc<Mutex<Background>>,
+    /// One CPU scene skinner per method for the colour maps, made on first use.
+    skinners: Mutex<Option<Vec<SceneSkinner<'static, CpuBackend>>>>,
+}
+
+/// The colour maps of `/api/colors`, those of `compare`'s pictures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorMapKind {
+    /// Surface area change against the bind pose ([`color::area_change`], ±40%).
+    AreaChange,
+    /// Each vertex's distance from the first method's result, as a share of its bounding-box
+    /// diagonal ([`color::displacement`]).
+    DistanceFromFirst,
+}
+
+/// What `/api/colors` answers: the colours, and the top of the distance map's range.
+pub struct Colors {
+    /// Per method, per primitive, per vertex: sRGB bytes (r, g, b, 255).
+    pub rgba: Vec<u8>,
+    /// The map's largest value (a share of the diagonal for the distance, 0.4 for area).
+    pub high: f32,
 }
 
 impl Viewer {
@@ -79,10 +106,13 @@ impl Viewer {
         }
         let mut skins = Vec::new();
         let mut primitives = Vec::new();
+        // The scene skinner's results list these nodes in this order (see `colors`).
+        let mut posed_node = 0;
         for node in model.skinned_nodes() {
             let (Some(m), Some(s)) = (model.nodes[node].mesh, model.nodes[node].skin) else {
                 continue;
             };
+            posed_node += 1;
             let skin_slot = match skins.iter().position(|&k| k == s) {
                 Some(slot) => slot,
                 None => {
@@ -95,7 +125,8 @@ impl Viewer {
                 let Some(influences) = primitive.influences.as_ref() else {
                     bail!("{path}: has no JOINTS_0");
                 };
-                if primitive.triangles().is_empty() {
+                let triangles = primitive.triangles();
+                if triangles.is_empty() {
                     continue;
                 }
                 let k = influences.influences_per_vertex();
@@ -110,6 +141,8 @@ impl Viewer {
                     mesh: m,
                     primitive: p,
                     skin_slot,
+                    posed: (posed_node - 1, p),
+                    triangles,
                 });
             }
         }
@@ -142,6 +175,7 @@ impl Viewer {
             model_json: String::new(),
             mesh_bytes: Vec::new(),
             shaders,
+            skinners: Mutex::new(None),
             background: Arc::new(Mutex::new(Background {
                 metrics: vec![None; model.animations.len()],
                 ..Background::default()
@@ -235,7 +269,7 @@ impl Viewer {
                     (0..SHADER_INFLUENCES).map(move |slot| if slot < k { w[slot] } else { 0.0 })
                 }),
             );
-            let triangles = primitive.triangles();
+            let triangles = &view.triangles;
             let indices = bytes.len();
             for index in triangles.iter().flatten() {
                 bytes.extend_from_slice(&index.to_le_bytes());
@@ -334,6 +368,120 @@ impl Viewer {
         Ok(bytes)
     }
 
+    /// The colour map `kind` of every method at `time_s` of `animation` (`None`: the rest
+    /// pose), skinned on the CPU by the scene skinner; `None` until the centers of rotation are
+    /// known.
+    pub fn colors(
+        &self,
+        animation: Option<usize>,
+        time_s: f32,
+        kind: ColorMapKind,
+    ) -> Result<Option<Colors>> {
+        let Some(model) = self
+            .background
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .with_centers
+        else {
+            return Ok(None);
+        };
+        let pose = match animation {
+            Some(a) if a >= model.animations.len() => {
+                bail!("animation {a}: the file has {}", model.animations.len())
+            }
+            Some(a) => model.pose(Some(a), time_s)?,
+            None => model.rest_pose(),
+        };
+        let mut guard = self
+            .skinners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if guard.is_none() {
+            let mut skinners = Vec::with_capacity(self.methods.len());
+            for &method in &self.methods {
+                let options = SceneOptions {
+                    normals: false,
+                    tangents: false,
+                    ..SceneOptions::with_method(method)
+                };
+                skinners.push(SceneSkinner::cpu(model, options)?);
+            }
+            *guard = Some(skinners);
+        }
+        let skinners = guard.as_mut().map_or(&mut [][..], Vec::as_mut_slice);
+        // Per method, per primitive: the skinned positions.
+        let mut posed: Vec<Vec<Vec<Vec3>>> = Vec::with_capacity(skinners.len());
+        for skinner in skinners.iter_mut() {
+            let nodes = skinner.skin(&pose)?;
+            posed.push(
+                self.primitives
+                    .iter()
+                    .map(|p| nodes[p.posed.0].primitives[p.posed.1].positions.clone())
+                    .collect(),
+            );
+        }
+        let (values, map) = match kind {
+            ColorMapKind::AreaChange => {
+                let values: Vec<Vec<Vec<f32>>> = posed
+                    .iter()
+                    .map(|method| {
+                        self.primitives
+                            .iter()
+                            .zip(method)
+                            .map(|(p, positions)| {
+                                let rest = &model.meshes[p.mesh].primitives[p.primitive].positions;
+                                color::area_change(rest, positions, &p.triangles)
+                            })
+                            .collect()
+                    })
+                    .collect();
+                (values, area_change_map())
+            }
+            ColorMapKind::DistanceFromFirst => {
+                let (mut min, mut max) =
+                    (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+                for &q in posed.first().into_iter().flatten().flatten() {
+                    min = min.min(q);
+                    max = max.max(q);
+                }
+                let diagonal = (max - min).length();
+                let values: Vec<Vec<Vec<f32>>> = posed
+                    .iter()
+                    .map(|method| {
+                        method
+                            .iter()
+                            .zip(&posed[0])
+                            .map(|(positions, first)| {
+                                color::displacement(first, positions, diagonal)
+                            })
+                            .collect()
+                    })
+                    .collect();
+                // As compare's pictures: from 0 to the largest distance, at least the share
+                // under which it calls results equal.
+                let high = values
+                    .iter()
+                    .flatten()
+                    .flatten()
+                    .fold(compare::AGREEMENT_SHARE as f32, |a, &b| a.max(b));
+                let label = format!(
+                    "distance from the {} result, % of the bounding-box diagonal",
+                    method_label(self.methods[0])
+                );
+                (values, ColorMap::sequential(high, &label, 100.0))
+            }
+        };
+        let mut rgba = Vec::new();
+        for &v in values.iter().flatten().flatten() {
+            let [r, g, b] = map.color(v);
+            rgba.extend_from_slice(&[r, g, b, 255]);
+        }
+        Ok(Some(Colors {
+            rgba,
+            high: map.high,
+        }))
+    }
+
     /// Starts the thread that computes, once, the centers of rotation the file lacks (when CoR
     /// is shown) and `compare`'s per-frame metrics of every animation, reporting progress in
     /// [`Viewer::background`]; its error is kept for the page and printed.
@@ -405,10 +553,13 @@ fn background(
             centers.extend_from_slice(&v.to_le_bytes());
         }
     }
-    state
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .centers = Some(Arc::new(centers));
+    {
+        let mut state = state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        state.centers = Some(Arc::new(centers));
+        state.with_centers = Some(with_centers);
+    }
     for a in 0..with_centers.animations.len() {
         let options = CompareOptions {
             animation: Some(a.to_string()),

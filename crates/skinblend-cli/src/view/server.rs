@@ -9,7 +9,7 @@ use anyhow::{anyhow, Context, Result};
 use serde_json::json;
 use tiny_http::{Header, Method as HttpMethod, Request, Response};
 
-use super::data::Viewer;
+use super::data::{ColorMapKind, Viewer};
 use super::ViewRequest;
 
 /// The page's own files, embedded at build time (three.js vendored under web/viewer/vendor/,
@@ -136,6 +136,14 @@ fn respond_error(request: Request, status: u16, message: &str) {
     );
 }
 
+/// A request the model cannot answer (a degenerate pose, say): the CLI's one-line error,
+/// printed in the terminal and sent to the page.
+fn respond_failure(viewer: &Viewer, request: Request, error: &anyhow::Error) {
+    let line = format!("{}: {}", viewer.shown, crate::one_line(error));
+    eprintln!("skinblend: {line}");
+    respond_error(request, 500, &line);
+}
+
 /// Answers one request from the route table: the page's files and `/api/...`; 404 for every
 /// other path (no path is looked up on disk, so `..`, encoded or not, reaches nothing).
 fn answer(viewer: &Viewer, hosts: &[String], request: Request) {
@@ -208,24 +216,41 @@ fn answer(viewer: &Viewer, hosts: &[String], request: Request) {
                 None => respond_error(request, 400, "animation=INDEX of an animation of the file"),
             }
         }
-        "/api/pose" => {
-            let animation = match query_value(query, "animation") {
-                None | Some("rest") => Ok(None),
-                Some(a) => a.parse::<usize>().map(Some),
+        "/api/colors" => {
+            let kind = match query_value(query, "map") {
+                Some("area") => Some(ColorMapKind::AreaChange),
+                Some("distance") => Some(ColorMapKind::DistanceFromFirst),
+                _ => None,
             };
-            let time_s = query_value(query, "time").map_or(Ok(0.0), str::parse::<f32>);
-            match (animation, time_s) {
-                (Ok(animation), Ok(time_s)) => match viewer.pose_bytes(animation, time_s) {
-                    Ok(bytes) => respond(request, 200, BINARY, bytes),
-                    Err(error) => {
-                        let line = format!("{}: {}", viewer.shown, crate::one_line(&error));
-                        eprintln!("skinblend: {line}");
-                        respond_error(request, 500, &line);
+            match (pose_query(query), kind) {
+                (Some((animation, time_s)), Some(kind)) => {
+                    match viewer.colors(animation, time_s, kind) {
+                        Ok(Some(colors)) => {
+                            let response = Response::from_data(colors.rgba)
+                                .with_header(header("Content-Type", BINARY))
+                                .with_header(header("Cache-Control", "no-store"))
+                                .with_header(header("X-Color-High", &colors.high.to_string()));
+                            let _ = request.respond(response);
+                        }
+                        // Not an error: the page asks again (202, so no console error).
+                        Ok(None) => respond_error(request, 202, "centers of rotation not ready"),
+                        Err(error) => respond_failure(viewer, request, &error),
                     }
-                },
-                _ => respond_error(request, 400, "animation=INDEX|rest&time=SECONDS"),
+                }
+                _ => respond_error(
+                    request,
+                    400,
+                    "animation=INDEX|rest&time=SECONDS&map=area|distance",
+                ),
             }
         }
+        "/api/pose" => match pose_query(query) {
+            Some((animation, time_s)) => match viewer.pose_bytes(animation, time_s) {
+                Ok(bytes) => respond(request, 200, BINARY, bytes),
+                Err(error) => respond_failure(viewer, request, &error),
+            },
+            None => respond_error(request, 400, "animation=INDEX|rest&time=SECONDS"),
+        },
         _ => {
             let name = path.strip_prefix("/api/shader/").unwrap_or_default();
             match viewer.shaders.iter().find(|(n, _)| *n == name) {
@@ -240,10 +265,29 @@ fn answer(viewer: &Viewer, hosts: &[String], request: Request) {
 fn route_is_api(viewer: &Viewer, path: &str) -> bool {
     matches!(
         path,
-        "/api/model" | "/api/mesh" | "/api/status" | "/api/centers" | "/api/metrics" | "/api/pose"
+        "/api/model"
+            | "/api/mesh"
+            | "/api/status"
+            | "/api/centers"
+            | "/api/metrics"
+            | "/api/pose"
+            | "/api/colors"
     ) || path
         .strip_prefix("/api/shader/")
         .is_some_and(|name| viewer.shaders.iter().any(|(n, _)| *n == name))
+}
+
+/// `animation=INDEX|rest&time=SECONDS` (animation absent: the rest pose; time absent: 0).
+fn pose_query(query: &str) -> Option<(Option<usize>, f32)> {
+    let animation = match query_value(query, "animation") {
+        None | Some("rest") => None,
+        Some(a) => Some(a.parse::<usize>().ok()?),
+    };
+    let time_s = match query_value(query, "time") {
+        None => 0.0,
+        Some(t) => t.parse::<f32>().ok()?,
+    };
+    Some((animation, time_s))
 }
 
 /// The value of `key` in a query string `a=1&b=2` (no decoding: the values are numbers).
