@@ -8,10 +8,12 @@
 // and screenshots again (OUT_DIR/second.png), plays for PLAY_SECONDS (default 3) and reads the
 // page's frame rate, then shows TIME_S with the area-change colour map (OUT_DIR/colored.png,
 // and the whole page in OUT_DIR/page.png). OUT_DIR/result.json holds the console errors, page
-// errors, failed requests, the page's error line, the renderer and the rates. Exits 1 only
+// errors, failed requests, the page's error line, the renderer, the rates and the statuses of
+// requests for paths outside the viewer's files (sent by node, not the page). Exits 1 only
 // when the browser could not be driven. CHROMIUM (default /usr/bin/chromium) picks the
 // browser; WebGL runs on SwiftShader.
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { get } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -82,6 +84,15 @@ try {
       await page.waitForTimeout(300);
     }
     await page.screenshot({ path: path.join(out, 'page.png') });
+    // Paths outside the viewer's files, as sent (not normalized by the page): the statuses.
+    result.outside = {};
+    const { hostname, port } = new URL(url);
+    for (const p of ['/../Cargo.toml', '/%2e%2e/Cargo.toml', '/vendor/%2e%2e%2f..%2fCargo.toml', '/etc/passwd']) {
+      result.outside[p] = await new Promise((resolve, reject) => {
+        get({ hostname, port, path: p }, (response) => { response.resume(); resolve(response.statusCode); })
+          .on('error', reject);
+      });
+    }
     exitCode = 0;
   } finally {
     await browser.close();

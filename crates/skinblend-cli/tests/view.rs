@@ -279,6 +279,11 @@ fn check_page(
         result["error"].is_null(),
         "the page shows an error: {result}"
     );
+    let outside = result["outside"].as_object().expect("outside statuses");
+    assert!(!outside.is_empty());
+    for (path, status) in outside {
+        assert_eq!(status, 404, "{path}: {result}");
+    }
     eprintln!(
         "{}: {:.1} frames/s, {:.1} poses/s playing, renderer {}",
         server.url, result["fps"], result["poses_per_second"], result["renderer"]

@@ -244,7 +244,6 @@ impl Viewer {
                 .as_ref()
                 .with_context(|| format!("{}: has no JOINTS_0", view.path))?;
             let n = primitive.positions.len();
-            let k = influences.influences_per_vertex();
             let positions = floats(
                 &mut bytes,
                 &mut primitive.positions.iter().flat_map(|p| p.to_array()),
@@ -255,10 +254,11 @@ impl Viewer {
                 .map(|normals| floats(&mut bytes, &mut normals.iter().flat_map(|p| p.to_array())));
             let joints = bytes.len();
             let weights_of = |v: usize| influences.vertex(v).unwrap_or((&[], &[]));
+            // Unused slots: joint 0 with weight 0.
             for v in 0..n {
                 let (j, _) = weights_of(v);
-                for slot in 0..SHADER_INFLUENCES {
-                    let joint = if slot < k { j[slot] } else { 0 };
+                let padded = j.iter().copied().chain(std::iter::repeat(0));
+                for joint in padded.take(SHADER_INFLUENCES) {
                     bytes.extend_from_slice(&u32::from(joint).to_le_bytes());
                 }
             }
@@ -266,7 +266,8 @@ impl Viewer {
                 &mut bytes,
                 &mut (0..n).flat_map(|v| {
                     let (_, w) = weights_of(v);
-                    (0..SHADER_INFLUENCES).map(move |slot| if slot < k { w[slot] } else { 0.0 })
+                    let padded = w.iter().copied().chain(std::iter::repeat(0.0));
+                    padded.take(SHADER_INFLUENCES)
                 }),
             );
             let triangles = &view.triangles;
