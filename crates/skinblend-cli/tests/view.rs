@@ -1,7 +1,8 @@
 //! `skinblend view`: the server (only its own routes, 127.0.0.1, the one-line error of a broken
 //! file, Ctrl-C) with plain HTTP requests, and the page in headless Chromium
 //! (`web/viewer/check.mjs`): no console error, the 180° twist collapsed by LBS and not by DQS in
-//! the screenshot's pixels, the time slider changing the pose, and a sample model.
+//! the screenshot's pixels, the time slider and the colour map changing the picture, a sample
+//! model, and an error after start shown on the page and in the terminal as the CLI's line.
 //!
 //! The browser tests need node with `tools/node_modules/playwright-core` (`npm ci --prefix
 //! tools`) and Chromium, the CesiumMan test the sample models (`../shared/models`): each skips
@@ -53,12 +54,16 @@ struct Server {
 
 impl Server {
     fn start(file: &Path) -> Self {
+        Self::start_with_stderr(file, Stdio::inherit())
+    }
+
+    fn start_with_stderr(file: &Path, stderr: Stdio) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_skinblend"))
             .arg("view")
             .arg(file)
             .args(["--no-open", "--port", "0"])
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("start skinblend view");
         let mut line = String::new();
@@ -247,11 +252,11 @@ fn browser_or_skip() -> Option<()> {
     None
 }
 
-/// What check.mjs saw, after asserting the page had no error of any kind.
-fn check_page(
+/// What check.mjs saw (OUT/result.json), asserting only that it could drive the browser.
+fn run_check(
     server: &Server,
     out: &Path,
-    time_s: f32,
+    time_s: &str,
     other_time_s: f32,
     play_s: f32,
 ) -> serde_json::Value {
@@ -259,7 +264,7 @@ fn check_page(
         .arg(workspace().join("web/viewer/check.mjs"))
         .arg(&server.url)
         .arg(out)
-        .arg(time_s.to_string())
+        .arg(time_s)
         .arg(other_time_s.to_string())
         .arg(play_s.to_string())
         .status()
@@ -268,6 +273,18 @@ fn check_page(
         serde_json::from_slice(&std::fs::read(out.join("result.json")).expect("result.json"))
             .expect("result JSON");
     assert!(status.success(), "check.mjs: {result}");
+    result
+}
+
+/// What check.mjs saw, after asserting the page had no error of any kind.
+fn check_page(
+    server: &Server,
+    out: &Path,
+    time_s: f32,
+    other_time_s: f32,
+    play_s: f32,
+) -> serde_json::Value {
+    let result = run_check(server, out, &time_s.to_string(), other_time_s, play_s);
     for key in ["console_errors", "page_errors", "failed_requests"] {
         assert_eq!(
             result[key].as_array().map(Vec::len),
@@ -466,4 +483,41 @@ fn browser_plays_a_sample_model() {
         "the slider did not change the pose: {changed}"
     );
     assert!(result["fps"].as_f64().is_some_and(|f| f > 0.0), "{result}");
+}
+
+#[test]
+fn an_error_after_start_is_the_cli_line_on_the_page_and_in_the_terminal() {
+    if browser_or_skip().is_none() {
+        return;
+    }
+    let dir = rigs("browser-error");
+    let file = dir.join("twist_coarse.glb");
+    let log = dir.join("stderr.txt");
+    let server = Server::start_with_stderr(
+        &file,
+        Stdio::from(std::fs::File::create(&log).expect("log file")),
+    );
+    // The page asks for the pose at ?time=NaN: the server cannot pose it.
+    let result = run_check(&server, &dir.join("page"), "NaN", 1.0, 0.0);
+    drop(server);
+    let shown = result["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error on the page: {result}"));
+    let pose = Command::new(env!("CARGO_BIN_EXE_skinblend"))
+        .arg("pose")
+        .arg(&file)
+        .args(["--time", "NaN", "-o"])
+        .arg(dir.join("never.glb"))
+        .output()
+        .expect("run pose");
+    assert_eq!(pose.status.code(), Some(1));
+    let cli = String::from_utf8_lossy(&pose.stderr).trim_end().to_owned();
+    assert_eq!(
+        format!("skinblend: {shown}"),
+        cli,
+        "page vs the pose command"
+    );
+    let terminal = std::fs::read_to_string(&log).expect("stderr");
+    assert!(terminal.lines().any(|l| l == cli), "terminal: {terminal}");
+    std::fs::remove_dir_all(&dir).ok();
 }
