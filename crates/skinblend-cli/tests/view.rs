@@ -220,7 +220,16 @@ fn ctrl_c_stops_it_cleanly() {
         .status()
         .expect("run kill");
     assert!(signal.success());
-    let status = server.child.wait().expect("wait");
+    // It looks at the flag every 100 ms: 10 s is ample, and a hang fails instead of blocking.
+    let mut status = None;
+    for _ in 0..100 {
+        status = server.child.try_wait().expect("wait");
+        if status.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = status.expect("still running 10 s after Ctrl-C");
     assert_eq!(status.code(), Some(0), "Ctrl-C should end it with success");
     std::fs::remove_dir_all(&dir).ok();
 }

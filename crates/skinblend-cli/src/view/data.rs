@@ -2,6 +2,7 @@
 //! vertex data (`/api/mesh`), the palettes of a pose (`/api/pose`), and what is computed once in
 //! the background (centers of rotation, `compare`'s per-frame metrics).
 
+use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
@@ -74,8 +75,9 @@ pub struct Viewer {
     pub shaders: Vec<(&'static str, String)>,
     /// The background work's state.
     pub background: Arc<Mutex<Background>>,
-    /// One CPU scene skinner per method for the colour maps, made on first use.
-    skinners: Mutex<Option<Vec<SceneSkinner<'static, CpuBackend>>>>,
+    /// One CPU scene skinner per method for the colour maps, made on first use (only the
+    /// request loop's thread uses them).
+    skinners: RefCell<Option<Vec<SceneSkinner<'static, CpuBackend>>>>,
 }
 
 /// The colour maps of `/api/colors`, those of `compare`'s pictures.
@@ -175,7 +177,7 @@ impl Viewer {
             model_json: String::new(),
             mesh_bytes: Vec::new(),
             shaders,
-            skinners: Mutex::new(None),
+            skinners: RefCell::new(None),
             background: Arc::new(Mutex::new(Background {
                 metrics: vec![None; model.animations.len()],
                 ..Background::default()
@@ -393,10 +395,7 @@ impl Viewer {
             Some(a) => model.pose(Some(a), time_s)?,
             None => model.rest_pose(),
         };
-        let mut guard = self
-            .skinners
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut guard = self.skinners.borrow_mut();
         if guard.is_none() {
             let mut skinners = Vec::with_capacity(self.methods.len());
             for &method in &self.methods {
