@@ -193,9 +193,10 @@ enum Command {
     },
     /// Serve a live viewer of a glTF model in the browser: the model three times side by side
     /// (LBS | DQS | CoR) with one orbit camera, its animations, play/pause and a time slider,
-    /// the report's colour maps, the per-frame metrics of `compare` as plots, and the frame rate. Skinning runs in the
-    /// vertex shader from `skinblend shaders --lang glsl-es`. The server listens on 127.0.0.1
-    /// only and serves the page and this model's data, nothing else; Ctrl-C stops it.
+    /// the report's colour maps, the per-frame metrics of `compare` as plots, and the frame
+    /// rate. Skinning runs in the vertex shader from `skinblend shaders --lang glsl-es`. The
+    /// server listens on 127.0.0.1 only and serves the page and this model's data, nothing
+    /// else; Ctrl-C stops it.
     #[command(
         after_help = "Example:\n  skinblend view fox.glb            # prints the URL and opens it"
     )]
