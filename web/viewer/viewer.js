@@ -257,7 +257,7 @@ async function main() {
     time = clip().start_s;
     setClipRange();
     want(time);
-    loadMetrics();
+    loadMetrics().catch(fail);
   });
 
   // Colour maps (those of compare's pictures), computed by the server for the shown pose.

@@ -20,8 +20,8 @@ use skinblend_report::evidence::{area_change_map, method_label, method_style};
 /// Influences per vertex the GLSL ES functions take (`uvec4` joints, `vec4` weights).
 const SHADER_INFLUENCES: usize = 4;
 
-/// Frames of `compare`'s per-frame metrics per animation: the report's default, enough for a
-/// smooth curve and a few seconds of background work on a 34k-vertex model.
+/// Frames of `compare`'s per-frame metrics per animation: the report's default
+/// (`skinblend compare --frames`), enough for a smooth curve over a clip.
 pub const METRIC_FRAMES: usize = 48;
 
 /// One skinned primitive with triangles, as the page draws it.
@@ -33,8 +33,8 @@ struct ViewPrimitive {
     primitive: usize,
     /// Index into [`Viewer::skins`].
     skin_slot: usize,
-    /// Where a [`SceneSkinner`]'s results hold it: (posed node, primitive of that node).
-    posed: (usize, usize),
+    /// The skinned node that shows it.
+    node: usize,
     /// Its triangles (vertex indices of the primitive).
     triangles: Vec<[u32; 3]>,
 }
@@ -108,13 +108,10 @@ impl Viewer {
         }
         let mut skins = Vec::new();
         let mut primitives = Vec::new();
-        // The scene skinner's results list these nodes in this order (see `colors`).
-        let mut posed_node = 0;
         for node in model.skinned_nodes() {
             let (Some(m), Some(s)) = (model.nodes[node].mesh, model.nodes[node].skin) else {
                 continue;
             };
-            posed_node += 1;
             let skin_slot = match skins.iter().position(|&k| k == s) {
                 Some(slot) => slot,
                 None => {
@@ -143,7 +140,7 @@ impl Viewer {
                     mesh: m,
                     primitive: p,
                     skin_slot,
-                    posed: (posed_node - 1, p),
+                    node,
                     triangles,
                 });
             }
@@ -413,12 +410,17 @@ impl Viewer {
         let mut posed: Vec<Vec<Vec<Vec3>>> = Vec::with_capacity(skinners.len());
         for skinner in skinners.iter_mut() {
             let nodes = skinner.skin(&pose)?;
-            posed.push(
-                self.primitives
+            let mut method = Vec::with_capacity(self.primitives.len());
+            for p in &self.primitives {
+                let positions = nodes
                     .iter()
-                    .map(|p| nodes[p.posed.0].primitives[p.posed.1].positions.clone())
-                    .collect(),
-            );
+                    .find(|posed| posed.node == p.node)
+                    .and_then(|posed| posed.primitives.get(p.primitive))
+                    .map(|posed| posed.positions.clone())
+                    .with_context(|| format!("{}: not in the skinned scene", p.path))?;
+                method.push(positions);
+            }
+            posed.push(method);
         }
         let (values, map) = match kind {
             ColorMapKind::AreaChange => {
