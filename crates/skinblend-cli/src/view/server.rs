@@ -109,20 +109,36 @@ pub fn serve(viewer: Viewer, request: &ViewRequest<'_>) -> Result<()> {
     Ok(())
 }
 
-fn header(name: &str, value: &str) -> Header {
-    // Names and values here are ASCII literals and formatted numbers: always valid.
-    Header::from_bytes(name.as_bytes(), value.as_bytes()).unwrap_or_else(|()| {
-        Header::from_bytes(&b"X-Invalid"[..], &b"1"[..]).unwrap_or_else(|()| unreachable!())
-    })
+/// `response` with the header `name: value`. Ours are ASCII names and values (literals and
+/// formatted numbers), always valid; one that were not is left out rather than failing the
+/// answer.
+fn with_header<R: std::io::Read>(response: Response<R>, name: &str, value: &str) -> Response<R> {
+    match Header::from_bytes(name.as_bytes(), value.as_bytes()) {
+        Ok(header) => response.with_header(header),
+        Err(()) => response,
+    }
 }
 
 /// A response with the headers every answer carries.
 fn respond(request: Request, status: u16, content_type: &str, body: Vec<u8>) {
-    let response = Response::from_data(body)
-        .with_status_code(status)
-        .with_header(header("Content-Type", content_type))
-        .with_header(header("Cache-Control", "no-store"))
-        .with_header(header("X-Content-Type-Options", "nosniff"));
+    respond_with(request, status, content_type, body, None);
+}
+
+/// [`respond`] with one more header.
+fn respond_with(
+    request: Request,
+    status: u16,
+    content_type: &str,
+    body: Vec<u8>,
+    extra: Option<(&str, &str)>,
+) {
+    let mut response = Response::from_data(body).with_status_code(status);
+    response = with_header(response, "Content-Type", content_type);
+    response = with_header(response, "Cache-Control", "no-store");
+    response = with_header(response, "X-Content-Type-Options", "nosniff");
+    if let Some((name, value)) = extra {
+        response = with_header(response, name, value);
+    }
     // A client that went away is not the server's error.
     let _ = request.respond(response);
 }
@@ -226,11 +242,9 @@ fn answer(viewer: &Viewer, hosts: &[String], request: Request) {
                 (Some((animation, time_s)), Some(kind)) => {
                     match viewer.colors(animation, time_s, kind) {
                         Ok(Some(colors)) => {
-                            let response = Response::from_data(colors.rgba)
-                                .with_header(header("Content-Type", BINARY))
-                                .with_header(header("Cache-Control", "no-store"))
-                                .with_header(header("X-Color-High", &colors.high.to_string()));
-                            let _ = request.respond(response);
+                            let high = colors.high.to_string();
+                            let extra = Some(("X-Color-High", high.as_str()));
+                            respond_with(request, 200, BINARY, colors.rgba, extra);
                         }
                         // Not an error: the page asks again (202, so no console error).
                         Ok(None) => respond_error(request, 202, "centers of rotation not ready"),
