@@ -11,6 +11,7 @@ mod pose;
 mod report;
 mod rigs;
 mod shaders;
+mod view;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -190,6 +191,30 @@ enum Command {
         #[arg(short, long, visible_alias = "out", value_name = "DIR")]
         output: std::path::PathBuf,
     },
+    /// Serve a live viewer of a glTF model in the browser: the model three times side by side
+    /// (LBS | DQS | CoR) with one orbit camera, its animations, play/pause and a time slider,
+    /// the report's colour maps, the per-frame metrics of `compare` as plots, and the frame
+    /// rate. Skinning runs in the vertex shader from `skinblend shaders --lang glsl-es`. The
+    /// server listens on 127.0.0.1 only and serves the page and this model's data, nothing
+    /// else; Ctrl-C stops it.
+    #[command(
+        after_help = "Example:\n  skinblend view fox.glb            # prints the URL and opens it"
+    )]
+    View {
+        /// The .gltf or .glb file.
+        file: std::path::PathBuf,
+        /// Port on 127.0.0.1 (default 0: a free port the system picks).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Methods side by side, comma-separated, in order.
+        #[arg(long, value_delimiter = ',', default_values_t = skinblend::Method::names().map(String::from),
+              value_parser = clap::builder::PossibleValuesParser::new(skinblend::Method::names()))]
+        method: Vec<String>,
+        /// Print the URL only; do not open a browser (one is never opened under CI or, on
+        /// Linux, without a display).
+        #[arg(long)]
+        no_open: bool,
+    },
     /// Write conformance vectors: the built-in rigs (as .glb) at the evidence angles, the cases
     /// engines get wrong (opposite quaternion signs, a scaled joint, a mirrored joint, weights
     /// not summing to 1, exactly 180°) and optionally sample models at three poses, with the
@@ -263,6 +288,24 @@ fn main() -> ExitCode {
             })
         }
         Command::Rigs { output } => rigs::run(&output),
+        Command::View {
+            file,
+            port,
+            method,
+            no_open,
+        } => method
+            .iter()
+            .map(|m| m.parse::<skinblend::Method>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(anyhow::Error::from)
+            .and_then(|methods| {
+                view::run(&view::ViewRequest {
+                    file: &file,
+                    port,
+                    methods,
+                    open: !no_open,
+                })
+            }),
         Command::Shaders {
             lang,
             method,
@@ -321,7 +364,7 @@ const MAX_BENCH_VERTICES: i64 = 100_000_000;
 /// The error and its causes on one line, `context: error: cause`, leaving out a cause whose
 /// text the line already holds (our error types print their source in their own message) and
 /// a context that the next cause repeats.
-fn one_line(error: &anyhow::Error) -> String {
+pub(crate) fn one_line(error: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in error.chain() {
         let text = cause.to_string().replace(['\n', '\r'], " ");

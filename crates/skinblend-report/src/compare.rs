@@ -189,58 +189,17 @@ pub fn write_model_report(
     dir: &Path,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<CompareSummary> {
-    let request = |what: String| ReportError::Request { what };
-    if options.frames == 0 {
-        return Err(request("--frames must be at least 1".to_owned()));
-    }
-    if options.methods.is_empty() {
-        return Err(request("no method to compare".to_owned()));
-    }
-    let shown = source;
-    let animation = match &options.animation {
-        Some(name) => model
-            .find_animation(name)
-            .map_err(|source| ReportError::Gltf {
-                what: format!("{shown}: --animation {name}"),
-                source,
-            })?,
-        None if model.animations.is_empty() => {
-            return Err(request(format!(
-                "{shown} has no animation to compare the methods over"
-            )))
-        }
-        None => 0,
-    };
+    let Measured {
+        animation,
+        animation_name,
+        scene,
+        mut skinners,
+        times_s,
+        pairs,
+        frames,
+    } = measure(model, source, options, progress)?;
     let clip = &model.animations[animation];
-    let animation_name = clip.name.clone().unwrap_or_else(|| format!("#{animation}"));
-    let (scene, mut skinners) = build_scene(model, &options.methods, shown, progress)?;
-    if scene.triangles.is_empty() {
-        return Err(request(format!(
-            "{shown} has no skinned triangles to compare"
-        )));
-    }
-    let times_s: Vec<f32> = (0..options.frames)
-        .map(|i| {
-            if options.frames == 1 {
-                clip.start_s
-            } else {
-                clip.start_s + (clip.end_s - clip.start_s) * i as f32 / (options.frames - 1) as f32
-            }
-        })
-        .collect();
-    let pairs: Vec<(usize, usize)> = (0..options.methods.len())
-        .flat_map(|i| (i + 1..options.methods.len()).map(move |j| (i, j)))
-        .collect();
-    let mut frames = Vec::with_capacity(times_s.len());
-    for (frame, &time_s) in times_s.iter().enumerate() {
-        let posed = skin_frame(model, &scene, &mut skinners, animation, time_s, shown)?;
-        frames.push(measure_frame(&scene, frame, time_s, &posed, &pairs, shown)?);
-        progress(Progress {
-            stage: Stage::Skinning,
-            done: frame + 1,
-            total: times_s.len(),
-        });
-    }
+    let shown = source;
     let largest = frames
         .iter()
         .flat_map(|f| f.max_displacement.iter().map(|&(_, d)| d))
@@ -458,6 +417,106 @@ pub fn write_model_report(
         closed,
         methods_agree,
         rotation_centers_computed: skinners.iter().map(SceneSkinner::centers_computed).sum(),
+    })
+}
+
+/// The per-frame measurements of [`write_model_report`] without the report: every method
+/// skinned at `options.frames` evenly spaced times of the animation by the scene skinner, and
+/// each frame measured (distance between methods, volume and edge ratios, as in
+/// [`FRAMES_CSV`]). Returns the animation's name (or `#index`) and the frames. `progress` sees
+/// [`Stage::CentersOfRotation`] and [`Stage::Skinning`].
+///
+/// # Errors
+/// As [`write_model_report`], less rendering and writing.
+pub fn measure_animation(
+    model: &Model,
+    source: &str,
+    options: &CompareOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(String, Vec<FrameMetrics>)> {
+    let measured = measure(model, source, options, progress)?;
+    Ok((measured.animation_name, measured.frames))
+}
+
+/// What [`measure`] leaves for the report: the animation, the joined scene and its skinners,
+/// the frame times, the method pairs and each frame's measurements.
+struct Measured<'m> {
+    animation: usize,
+    animation_name: String,
+    scene: Scene,
+    skinners: Vec<SceneSkinner<'m, CpuBackend>>,
+    times_s: Vec<f32>,
+    pairs: Vec<(usize, usize)>,
+    frames: Vec<FrameMetrics>,
+}
+
+/// Checks the request, picks the animation, builds the scene and measures every frame.
+fn measure<'m>(
+    model: &'m Model,
+    source: &str,
+    options: &CompareOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Measured<'m>> {
+    let request = |what: String| ReportError::Request { what };
+    if options.frames == 0 {
+        return Err(request("--frames must be at least 1".to_owned()));
+    }
+    if options.methods.is_empty() {
+        return Err(request("no method to compare".to_owned()));
+    }
+    let shown = source;
+    let animation = match &options.animation {
+        Some(name) => model
+            .find_animation(name)
+            .map_err(|source| ReportError::Gltf {
+                what: format!("{shown}: --animation {name}"),
+                source,
+            })?,
+        None if model.animations.is_empty() => {
+            return Err(request(format!(
+                "{shown} has no animation to compare the methods over"
+            )))
+        }
+        None => 0,
+    };
+    let clip = &model.animations[animation];
+    let animation_name = clip.name.clone().unwrap_or_else(|| format!("#{animation}"));
+    let (scene, mut skinners) = build_scene(model, &options.methods, shown, progress)?;
+    if scene.triangles.is_empty() {
+        return Err(request(format!(
+            "{shown} has no skinned triangles to compare"
+        )));
+    }
+    let times_s: Vec<f32> = (0..options.frames)
+        .map(|i| {
+            if options.frames == 1 {
+                clip.start_s
+            } else {
+                clip.start_s + (clip.end_s - clip.start_s) * i as f32 / (options.frames - 1) as f32
+            }
+        })
+        .collect();
+    let pairs: Vec<(usize, usize)> = (0..options.methods.len())
+        .flat_map(|i| (i + 1..options.methods.len()).map(move |j| (i, j)))
+        .collect();
+    let mut frames = Vec::with_capacity(times_s.len());
+    for (frame, &time_s) in times_s.iter().enumerate() {
+        let posed = skin_frame(model, &scene, &mut skinners, animation, time_s, shown)?;
+        frames.push(measure_frame(&scene, frame, time_s, &posed, &pairs, shown)?);
+        progress(Progress {
+            stage: Stage::Skinning,
+            done: frame + 1,
+            total: times_s.len(),
+        });
+    }
+    Ok(Measured {
+        animation,
+        animation_name,
+        scene,
+        skinners,
+        times_s,
+        pairs,
+        frames,
     })
 }
 

@@ -1,0 +1,74 @@
+//! `skinblend view FILE`: a live side-by-side viewer (LBS | DQS | CoR) in the browser.
+//!
+//! A small HTTP server (tiny_http) bound to 127.0.0.1 serves the page (web/viewer/, embedded
+//! in the binary with three.js vendored beside it, so it works offline and from any folder)
+//! and the model's data as JSON and binary endpoints. Nothing else: no path reaches the file
+//! system, and any other path is 404. The page skins in the vertex shader with the GLSL ES
+//! functions of `skinblend shaders --lang glsl-es` (served as generated here, at start) and
+//! the palettes this server prepares per pose with the core (`/api/pose`), so the DQS split
+//! and the CoR placement are the ones the CPU, the GPU and the conformance vectors use.
+//! Centers of rotation the file does not carry and the per-frame metrics of `compare` are
+//! computed once, in the background, while the page shows the progress (`/api/status`).
+
+mod data;
+mod server;
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use skinblend::Method;
+use skinblend_gltf::Model;
+
+/// What `skinblend view` was asked.
+#[derive(Debug)]
+pub struct ViewRequest<'a> {
+    /// The glTF file.
+    pub file: &'a Path,
+    /// The port on 127.0.0.1 (0: a free one the system picks).
+    pub port: u16,
+    /// The methods side by side, in order.
+    pub methods: Vec<Method>,
+    /// Whether to try to open a browser (never under `CI`, nor without a display on Linux).
+    pub open: bool,
+}
+
+/// Loads the file, prepares the viewer's data (any error here is the command's one-line error
+/// and exit 1) and serves it until Ctrl-C.
+pub fn run(request: &ViewRequest<'_>) -> Result<()> {
+    let context = || request.file.display().to_string();
+    let model = Model::open(request.file).with_context(context)?;
+    let shown = request.file.display().to_string();
+    // The server lives until the process ends; the model is shared by the request loop and the
+    // background computation without copies.
+    let model: &'static Model = Box::leak(Box::new(model));
+    let viewer = data::Viewer::new(model, &shown, &request.methods).with_context(context)?;
+    server::serve(viewer, request)
+}
+
+/// Whether a browser may be opened: not when asked not to, never under `CI`, and on Linux and
+/// the BSDs only with a display.
+fn may_open_browser(open: bool) -> bool {
+    if !open || std::env::var_os("CI").is_some() {
+        return false;
+    }
+    if cfg!(any(target_os = "macos", target_os = "windows")) {
+        return true;
+    }
+    std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
+}
+
+/// Starts the platform's URL opener without waiting for it; says so when it cannot.
+fn open_browser(url: &str) {
+    let command = if cfg!(target_os = "macos") {
+        std::process::Command::new("open").arg(url).spawn()
+    } else if cfg!(target_os = "windows") {
+        std::process::Command::new("cmd")
+            .args(["/C", "start", "", url])
+            .spawn()
+    } else {
+        std::process::Command::new("xdg-open").arg(url).spawn()
+    };
+    if let Err(error) = command {
+        eprintln!("skinblend: could not open a browser ({error}); open {url} yourself");
+    }
+}
