@@ -32,7 +32,7 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
         return false;
     }
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
-    let Some((sum, flips)) = (unsafe { dual_quat::blend8::<K, R>(block, base) }) else {
+    let Some((sum, flips)) = (unsafe { dual_quat::blend8::<K, R, false>(block, base) }) else {
         return false;
     };
     let [rx, ry, rz, rw, ..] = sum;

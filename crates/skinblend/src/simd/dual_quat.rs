@@ -3,8 +3,8 @@
 use std::arch::x86_64::*;
 
 use super::lanes::{
-    add8, all8, cross8, finite_positive8, load3x8, load_tangents8, normalize8_or, scale8, store3x8,
-    store_tangents8, transpose8, Block, LANES,
+    add8, all8, cross8, finite_positive8, load3x8, load_halves, load_tangents8, normalize8_or,
+    scale8, store3x8, store_tangents8, transpose4_in_halves, transpose8, Block, LANES,
 };
 use crate::kernels::MIN_WEIGHT_SUM;
 use crate::skin::{Diagnostics, SkinOutputs};
@@ -29,19 +29,26 @@ fn pivot_slot(weights: &[f32]) -> usize {
 /// kernel whole).
 ///
 /// Per vertex: the pivot is the heaviest influence; each influence's real part is dotted with
-/// the pivot's as `(x·x' + y·y') + (z·z' + w·w')` (only its sign is used), and its weight is
+/// the pivot's as `(x·x' + z·z') + (y·y' + w·w')`, glam's grouping of `Quat::dot`, so that the
+/// sign test decides as the scalar kernel's does (only its sign is used), and its weight is
 /// negated branch-free where the dot is negative (random rigs flip half the time, which a
 /// branch would mispredict); the dual quaternion is then added as one 256-bit multiply-add.
-/// The weights are not renormalized: the blend is normalized afterwards anyway.
+/// The weights are not renormalized: the blend is normalized afterwards anyway. Four
+/// influences per vertex (the common case) blend eight vertices side by side instead
+/// ([`blend4x8`]); there `D = false` leaves the dual parts zero (CoR needs only the rotation).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function so that it can be
 /// `#[inline(always)]`, as `linear::blend8`.)
 #[inline(always)]
-pub(super) unsafe fn blend8<const K: usize, const R: bool>(
+pub(super) unsafe fn blend8<const K: usize, const R: bool, const D: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 8], usize)> {
+    if K == 4 {
+        // SAFETY: the caller guarantees AVX2 and FMA.
+        return unsafe { blend4x8::<R, D>(block, base) };
+    }
     // SAFETY: the caller guarantees AVX2 and FMA.
     unsafe {
         let dual_quats = block.dual_quats.as_ptr().cast::<f32>();
@@ -62,20 +69,7 @@ pub(super) unsafe fn blend8<const K: usize, const R: bool>(
             {
                 return None;
             }
-            *row = if K == 4 {
-                // The pivot from the weights in one register: the lowest slot holding the
-                // largest weight. Weights are non-negative, so a largest weight of at least
-                // `MIN_WEIGHT_SUM` proves the sum is too; where it is not (every weight tiny),
-                // the block goes to the scalar kernel, which decides exactly.
-                // SAFETY: K = 4: `weights` is four f32s (16 bytes).
-                let w = _mm_loadu_ps(weights.as_ptr());
-                let pairs = _mm_max_ps(w, _mm_movehl_ps(w, w));
-                let largest = _mm_max_ps(pairs, _mm_movehdup_ps(pairs));
-                weighted &= _mm_cvtss_f32(largest) >= MIN_WEIGHT_SUM;
-                let at_largest = _mm_cmpeq_ps(w, _mm_permute_ps::<0>(largest));
-                let slot = (_mm_movemask_ps(at_largest) | 0b1_0000).trailing_zeros() as usize;
-                blend4(dual_quats, joints, w, joints[slot & 3], &mut flipped)
-            } else {
+            *row = {
                 let sum: f32 = weights.iter().sum();
                 weighted &= sum >= MIN_WEIGHT_SUM;
                 let pivot = joints[pivot_slot(weights)];
@@ -106,8 +100,8 @@ unsafe fn load_dual_quat(dual_quats: *const f32, joint: u16) -> __m256 {
 }
 
 /// The sign-aligned blend of one vertex, any number of influences, one influence at a time:
-/// each real part is dotted with the pivot's as `(x·x' + y·y') + (z·z' + w·w')` (only its sign
-/// is used) and its weight negated branch-free where the dot is negative.
+/// each real part is dotted with the pivot's as `(x·x' + z·z') + (y·y' + w·w')` (glam's grouping;
+/// only its sign is used) and its weight negated branch-free where the dot is negative.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn blend_any(
@@ -127,8 +121,8 @@ fn blend_any(
         let dq = unsafe { load_dual_quat(dual_quats, joint) };
         let weight = _mm_set_ss(weight);
         let products = _mm_mul_ps(_mm256_castps256_ps128(dq), pivot_real);
-        let pairs = _mm_add_ps(products, _mm_movehdup_ps(products));
-        let dot = _mm_add_ss(pairs, _mm_movehl_ps(pairs, pairs));
+        let pairs = _mm_add_ps(products, _mm_movehl_ps(products, products));
+        let dot = _mm_add_ss(pairs, _mm_movehdup_ps(pairs));
         // The pivot never flips (its dot with itself is |q|² > 0); a zero weight neither
         // counts nor adds anything.
         let negative = _mm_cmplt_ss(dot, _mm_setzero_ps());
@@ -141,76 +135,131 @@ fn blend_any(
     blend
 }
 
-/// The sign-aligned blend of one vertex with four influences (`stored`: its weights): the
-/// decisions of [`blend_any`],
-/// with the four sign tests done together. Real-part pairs `(q₀ | q₁)`, `(q₂ | q₃)` are
-/// multiplied by the pivot's `(p | p)`, and two horizontal adds give every dot as
-/// `(x·x' + y·y') + (z·z' + w·w')` in lanes `[d₀ d₂ d₀ d₂ | d₁ d₃ d₁ d₃]`; the weights are
-/// permuted to the same lanes, signed, and broadcast back one by one.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn blend4(
-    dual_quats: *const f32,
-    joints: &[u16],
-    stored: __m128,
-    pivot: u16,
-    flipped: &mut __m256i,
-) -> __m256 {
-    // Volatile reads keep each index a scalar load (see `linear::blend8`).
-    let joints = &joints[..4];
-    // SAFETY: each pointer comes from a reference, valid and aligned for reads.
-    let joints = [0, 1, 2, 3].map(|s| unsafe { std::ptr::from_ref(&joints[s]).read_volatile() });
-    // SAFETY: see `load_dual_quat`; the pivot is one of the vertex's joints.
-    let (dq, pivot) = unsafe {
-        (
-            [
-                load_dual_quat(dual_quats, joints[0]),
-                load_dual_quat(dual_quats, joints[1]),
-                load_dual_quat(dual_quats, joints[2]),
-                load_dual_quat(dual_quats, joints[3]),
-            ],
-            load_dual_quat(dual_quats, pivot),
-        )
-    };
-    let pivot_real = _mm256_permute2f128_ps::<0x00>(pivot, pivot);
-    let real01 = _mm256_permute2f128_ps::<0x20>(dq[0], dq[1]);
-    let real23 = _mm256_permute2f128_ps::<0x20>(dq[2], dq[3]);
-    let pairs = _mm256_hadd_ps(
-        _mm256_mul_ps(real01, pivot_real),
-        _mm256_mul_ps(real23, pivot_real),
-    );
-    let dots = _mm256_hadd_ps(pairs, pairs);
-    let w = _mm256_permutevar_ps(
-        _mm256_set_m128(stored, stored),
-        _mm256_setr_epi32(0, 2, 0, 2, 1, 3, 1, 3),
-    );
-    let negative = _mm256_cmp_ps::<_CMP_LT_OQ>(dots, _mm256_setzero_ps());
-    // Count lanes 0, 1, 4, 5 (slots 0, 2, 1, 3) once; a zero weight does not count.
-    let counted = _mm256_and_ps(
-        _mm256_and_ps(
-            negative,
-            _mm256_cmp_ps::<_CMP_GT_OQ>(w, _mm256_setzero_ps()),
-        ),
-        _mm256_castsi256_ps(_mm256_setr_epi32(-1, -1, 0, 0, -1, -1, 0, 0)),
-    );
-    *flipped = _mm256_sub_epi32(*flipped, _mm256_castps_si256(counted));
-    let signed = _mm256_xor_ps(w, _mm256_and_ps(negative, _mm256_set1_ps(-0.0)));
-    let mut lanes = [0f32; 8];
-    // SAFETY: `lanes` is 32 writable bytes.
-    unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), signed) };
-    // Slots 0, 1, 2, 3 sit in lanes 0, 4, 1, 5.
-    // Two chains, then one add: half the latency of one chain of four.
-    let low = _mm256_fmadd_ps(
-        dq[1],
-        _mm256_set1_ps(lanes[4]),
-        _mm256_mul_ps(dq[0], _mm256_set1_ps(lanes[0])),
-    );
-    let high = _mm256_fmadd_ps(
-        dq[3],
-        _mm256_set1_ps(lanes[5]),
-        _mm256_mul_ps(dq[2], _mm256_set1_ps(lanes[1])),
-    );
-    _mm256_add_ps(low, high)
+/// [`blend8`] for four influences per vertex, eight vertices side by side: the decisions of
+/// [`blend_any`] (and of the scalar kernel), made eight-wide.
+///
+/// Slot by slot, the eight vertices' dual quaternions are loaded as rows `(q_l | q_{l+4})` of
+/// 16-byte halves (a load and an insert from memory each) and transposed inside the halves, so
+/// that each register holds one component of all eight, in vertex order; the weights likewise.
+/// The pivot (the lowest slot holding the largest weight) is chosen by a running strict
+/// comparison, as the scalar kernel's; each slot's real part is dotted with the pivot's as
+/// `(x·x' + z·z') + (y·y' + w·w')`, glam's grouping of `Quat::dot`, so that the sign test
+/// decides as the scalar one does; the weight is negated where the dot is negative and the
+/// slot is added with one multiply-add per component. `D = false` (CoR, which needs only the
+/// rotation) skips the dual parts and leaves them zero.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA.
+#[inline(always)]
+unsafe fn blend4x8<const R: bool, const D: bool>(
+    block: &Block<'_>,
+    base: usize,
+) -> Option<([__m256; 8], usize)> {
+    const K: usize = 4;
+    let (joints8, weights8) = block.influences8::<K>(base);
+    let (joints8, weights8) = (&joints8[..K * LANES], &weights8[..K * LANES]);
+    if !R
+        && joints8
+            .iter()
+            .zip(weights8)
+            .any(|(&j, &w)| w > 0.0 && !block.rigid[usize::from(j)])
+    {
+        return None;
+    }
+    // SAFETY (whole body): the caller guarantees AVX2 and FMA; the pointer reads are justified
+    // where they are.
+    unsafe {
+        let dual_quats = block.dual_quats.as_ptr().cast::<f32>();
+        let w = {
+            let p = weights8.as_ptr();
+            let mut rows = [_mm256_setzero_ps(); 4];
+            for (l, row) in rows.iter_mut().enumerate() {
+                // SAFETY: `weights8` is 8 vertices × 4 f32s: vertices l and l + 4 are inside.
+                *row = load_halves(p.add(K * l), p.add(K * (l + 4)));
+            }
+            transpose4_in_halves(rows)
+        };
+        let reals = [
+            slot4x8(dual_quats, joints8, 0, 0),
+            slot4x8(dual_quats, joints8, 1, 0),
+            slot4x8(dual_quats, joints8, 2, 0),
+            slot4x8(dual_quats, joints8, 3, 0),
+        ];
+        // The pivot: `>` keeps the lowest slot on ties. Weights are non-negative, so a largest
+        // weight of at least `MIN_WEIGHT_SUM` proves the sum is too; where it is not (every
+        // weight tiny), the block goes to the scalar kernel, which decides exactly.
+        let mut pivot = reals[0];
+        let mut heaviest = w[0];
+        for s in 1..K {
+            let heavier = _mm256_cmp_ps::<_CMP_GT_OQ>(w[s], heaviest);
+            heaviest = _mm256_max_ps(w[s], heaviest);
+            for c in 0..4 {
+                pivot[c] = _mm256_blendv_ps(pivot[c], reals[s][c], heavier);
+            }
+        }
+        if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
+            heaviest,
+            _mm256_set1_ps(MIN_WEIGHT_SUM),
+        )) {
+            return None;
+        }
+        let mut flips = 0;
+        let mut sum = [_mm256_setzero_ps(); 8];
+        for s in 0..K {
+            let q = reals[s];
+            let dot = _mm256_add_ps(
+                _mm256_add_ps(_mm256_mul_ps(q[0], pivot[0]), _mm256_mul_ps(q[2], pivot[2])),
+                _mm256_add_ps(_mm256_mul_ps(q[1], pivot[1]), _mm256_mul_ps(q[3], pivot[3])),
+            );
+            // The pivot never flips (its dot with itself is |q|² > 0); a zero weight neither
+            // counts nor adds anything.
+            let negative = _mm256_cmp_ps::<_CMP_LT_OQ>(dot, _mm256_setzero_ps());
+            let counted = _mm256_and_ps(
+                negative,
+                _mm256_cmp_ps::<_CMP_GT_OQ>(w[s], _mm256_setzero_ps()),
+            );
+            flips += _mm256_movemask_ps(counted).count_ones() as usize;
+            let signed = _mm256_xor_ps(w[s], _mm256_and_ps(negative, _mm256_set1_ps(-0.0)));
+            for c in 0..4 {
+                sum[c] = _mm256_fmadd_ps(q[c], signed, sum[c]);
+            }
+            if D {
+                let d = slot4x8(dual_quats, joints8, s, 4);
+                for c in 0..4 {
+                    sum[4 + c] = _mm256_fmadd_ps(d[c], signed, sum[4 + c]);
+                }
+            }
+        }
+        Some((sum, flips))
+    }
+}
+
+/// Components `part .. part + 4` (0: the real part, 4: the dual part) of the dual quaternions
+/// of slot `s` of eight vertices with four influences each (`joints8`: their 32 joints), one
+/// component of all eight per register, in vertex order.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; every joint is inside the palette `dual_quats` (`Influences`
+/// guarantees joints below its joint count, which `skin_into` checked against the palette).
+#[inline(always)]
+unsafe fn slot4x8(dual_quats: *const f32, joints8: &[u16], s: usize, part: usize) -> [__m256; 4] {
+    let joints8 = &joints8[..4 * LANES];
+    // SAFETY (whole body): the caller guarantees AVX2 and FMA; a `DualQuat` is 8 contiguous
+    // f32s (layout asserts in `lanes`) and the joints are inside the palette (the caller), so
+    // every 16-byte read is inside it. The volatile reads (of references, so valid) keep each
+    // index a scalar load (see `linear::blend8`).
+    unsafe {
+        let mut rows = [_mm256_setzero_ps(); 4];
+        for (l, row) in rows.iter_mut().enumerate() {
+            let low = std::ptr::from_ref(&joints8[l * 4 + s]).read_volatile();
+            let high = std::ptr::from_ref(&joints8[(l + 4) * 4 + s]).read_volatile();
+            *row = load_halves(
+                dual_quats.add(usize::from(low) * 8 + part),
+                dual_quats.add(usize::from(high) * 8 + part),
+            );
+        }
+        transpose4_in_halves(rows)
+    }
 }
 
 /// Unit rotations of eight vertices: the real part `(v, w)` of a normalized blend.
@@ -270,7 +319,7 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     diagnostics: &mut Diagnostics,
 ) -> bool {
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
-    let Some((sum, flips)) = (unsafe { blend8::<K, R>(block, base) }) else {
+    let Some((sum, flips)) = (unsafe { blend8::<K, R, true>(block, base) }) else {
         return false;
     };
     let [rx, ry, rz, rw, dx, dy, dz, dw] = sum;

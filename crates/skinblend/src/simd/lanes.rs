@@ -186,6 +186,37 @@ pub(super) fn store3x8(values: &mut [Vec3], base: usize, [x, y, z]: [__m256; 3])
     }
 }
 
+/// `(lo | hi)`: 16 bytes from `lo` in the low half and 16 from `hi` in the high half, as one
+/// load and one `vinsertf128` from memory (which runs on the load ports, not the shuffle port
+/// of a register-to-register lane permute).
+///
+/// # Safety
+/// Both pointers are valid for reading four f32s.
+#[inline(always)]
+pub(super) unsafe fn load_halves(lo: *const f32, hi: *const f32) -> __m256 {
+    // SAFETY: the caller guarantees both reads.
+    unsafe { _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(_mm_loadu_ps(lo)), _mm_loadu_ps(hi)) }
+}
+
+/// Transposes four rows `(a_l | b_l)` of two 4-vectors each (`l` = 0..4) into four registers,
+/// register `c` holding component `c` of `a_0 a_1 a_2 a_3 | b_0 b_1 b_2 b_3`: eight in-lane
+/// shuffles, none crossing the 128-bit halves.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn transpose4_in_halves(rows: [__m256; 4]) -> [__m256; 4] {
+    let [r0, r1, r2, r3] = rows;
+    let t0 = _mm256_unpacklo_ps(r0, r1);
+    let t1 = _mm256_unpackhi_ps(r0, r1);
+    let t2 = _mm256_unpacklo_ps(r2, r3);
+    let t3 = _mm256_unpackhi_ps(r2, r3);
+    [
+        _mm256_shuffle_ps::<0x44>(t0, t2),
+        _mm256_shuffle_ps::<0xEE>(t0, t2),
+        _mm256_shuffle_ps::<0x44>(t1, t3),
+        _mm256_shuffle_ps::<0xEE>(t1, t3),
+    ]
+}
+
 /// Tangents `base .. base + 8` as `[x, y, z]` and `w`, eight lanes each.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
@@ -196,20 +227,10 @@ pub(super) fn load_tangents8(values: &[Vec4], base: usize) -> ([__m256; 3], __m2
     for (l, row) in rows.iter_mut().enumerate() {
         // SAFETY: elements l and l + 4 of the 8-element block, 16 bytes each (a `Vec4` is four
         // f32s, x y z w).
-        *row = unsafe {
-            _mm256_set_m128(_mm_loadu_ps(p.add(4 * (l + 4))), _mm_loadu_ps(p.add(4 * l)))
-        };
+        *row = unsafe { load_halves(p.add(4 * l), p.add(4 * (l + 4))) };
     }
     // rows hold (t_l | t_{l+4}); transposing gives x, y, z, w in lanes l and l + 4.
-    let [r0, r1, r2, r3] = rows;
-    let t0 = _mm256_unpacklo_ps(r0, r1);
-    let t1 = _mm256_unpackhi_ps(r0, r1);
-    let t2 = _mm256_unpacklo_ps(r2, r3);
-    let t3 = _mm256_unpackhi_ps(r2, r3);
-    let x = _mm256_shuffle_ps::<0x44>(t0, t2);
-    let y = _mm256_shuffle_ps::<0xEE>(t0, t2);
-    let z = _mm256_shuffle_ps::<0x44>(t1, t3);
-    let w = _mm256_shuffle_ps::<0xEE>(t1, t3);
+    let [x, y, z, w] = transpose4_in_halves(rows);
     ([x, y, z], w)
 }
 
