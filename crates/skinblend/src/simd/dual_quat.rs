@@ -170,6 +170,8 @@ unsafe fn blend4x8<const R: bool, const D: bool>(
     // where they are.
     unsafe {
         let dual_quats = block.dual_quats.as_ptr().cast::<f32>();
+        let mut offsets = Offsets([0; 4 * LANES]);
+        dual_quat_offsets(joints8, &mut offsets);
         let w = {
             let p = weights8.as_ptr();
             let mut rows = [_mm256_setzero_ps(); 4];
@@ -179,23 +181,17 @@ unsafe fn blend4x8<const R: bool, const D: bool>(
             }
             transpose4_in_halves(rows)
         };
-        let reals = [
-            slot4x8(dual_quats, joints8, 0, 0),
-            slot4x8(dual_quats, joints8, 1, 0),
-            slot4x8(dual_quats, joints8, 2, 0),
-            slot4x8(dual_quats, joints8, 3, 0),
-        ];
-        // The pivot: `>` keeps the lowest slot on ties. Weights are non-negative, so a largest
-        // weight of at least `MIN_WEIGHT_SUM` proves the sum is too; where it is not (every
-        // weight tiny), the block goes to the scalar kernel, which decides exactly.
-        let mut pivot = reals[0];
+        // The pivot of each vertex: the lowest slot holding the largest weight (`>` keeps the
+        // first, as the scalar kernel's). Weights are non-negative, so a largest weight of at
+        // least `MIN_WEIGHT_SUM` proves the sum is too; where it is not (every weight tiny), the
+        // block goes to the scalar kernel, which decides exactly.
         let mut heaviest = w[0];
-        for s in 1..K {
-            let heavier = _mm256_cmp_ps::<_CMP_GT_OQ>(w[s], heaviest);
-            heaviest = _mm256_max_ps(w[s], heaviest);
-            for c in 0..4 {
-                pivot[c] = _mm256_blendv_ps(pivot[c], reals[s][c], heavier);
-            }
+        let mut pivot_slot = _mm256_setzero_ps();
+        for (s, &weight) in w.iter().enumerate().skip(1) {
+            let heavier = _mm256_cmp_ps::<_CMP_GT_OQ>(weight, heaviest);
+            heaviest = _mm256_max_ps(weight, heaviest);
+            let slot = _mm256_castsi256_ps(_mm256_set1_epi32(s as i32));
+            pivot_slot = _mm256_blendv_ps(pivot_slot, slot, heavier);
         }
         if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
             heaviest,
@@ -203,13 +199,43 @@ unsafe fn blend4x8<const R: bool, const D: bool>(
         )) {
             return None;
         }
-        let mut flips = 0;
+        let mut pivot_slots = Lanes([0; LANES]);
+        // SAFETY: 32 writable bytes, 32-byte aligned. Volatile: one vector store, read back
+        // lane by lane below (the compiler would otherwise extract the lanes with shuffles).
+        std::ptr::write_volatile(
+            pivot_slots.0.as_mut_ptr().cast::<__m256i>(),
+            _mm256_castps_si256(pivot_slot),
+        );
+        // The pivots' real parts, as `slot4x8` loads a slot's.
+        let pivot = {
+            let mut rows = [_mm256_setzero_ps(); 4];
+            for (l, row) in rows.iter_mut().enumerate() {
+                let offset = |v: usize| {
+                    let slot = std::ptr::from_ref(&pivot_slots.0[v]).read_volatile() as usize;
+                    std::ptr::from_ref(&offsets.0[v * 4 + (slot & 3)]).read_volatile() as usize
+                };
+                // SAFETY: as in `slot4x8`; the pivot is one of the vertex's joints.
+                *row = load_halves(dual_quats.add(offset(l)), dual_quats.add(offset(l + 4)));
+            }
+            transpose4_in_halves(rows)
+        };
         let mut sum = [_mm256_setzero_ps(); 8];
+        // Flip counts, one per lane (an all-ones mask is −1 as an integer: subtracting it counts
+        // one flip).
+        let mut flipped = _mm256_setzero_si256();
+        // Real parts slot by slot, keeping the signed weights; then the dual parts.
+        let mut signed = [_mm256_setzero_ps(); K];
         for s in 0..K {
-            let q = reals[s];
+            let real = slot4x8(dual_quats, &offsets, s, 0);
             let dot = _mm256_add_ps(
-                _mm256_add_ps(_mm256_mul_ps(q[0], pivot[0]), _mm256_mul_ps(q[2], pivot[2])),
-                _mm256_add_ps(_mm256_mul_ps(q[1], pivot[1]), _mm256_mul_ps(q[3], pivot[3])),
+                _mm256_add_ps(
+                    _mm256_mul_ps(real[0], pivot[0]),
+                    _mm256_mul_ps(real[2], pivot[2]),
+                ),
+                _mm256_add_ps(
+                    _mm256_mul_ps(real[1], pivot[1]),
+                    _mm256_mul_ps(real[3], pivot[3]),
+                ),
             );
             // The pivot never flips (its dot with itself is |q|² > 0); a zero weight neither
             // counts nor adds anything.
@@ -218,45 +244,86 @@ unsafe fn blend4x8<const R: bool, const D: bool>(
                 negative,
                 _mm256_cmp_ps::<_CMP_GT_OQ>(w[s], _mm256_setzero_ps()),
             );
-            flips += _mm256_movemask_ps(counted).count_ones() as usize;
-            let signed = _mm256_xor_ps(w[s], _mm256_and_ps(negative, _mm256_set1_ps(-0.0)));
+            flipped = _mm256_sub_epi32(flipped, _mm256_castps_si256(counted));
+            signed[s] = _mm256_xor_ps(w[s], _mm256_and_ps(negative, _mm256_set1_ps(-0.0)));
             for c in 0..4 {
-                sum[c] = _mm256_fmadd_ps(q[c], signed, sum[c]);
+                sum[c] = _mm256_fmadd_ps(real[c], signed[s], sum[c]);
             }
-            if D {
-                let d = slot4x8(dual_quats, joints8, s, 4);
+        }
+        if D {
+            for (s, &signed) in signed.iter().enumerate() {
+                let dual = slot4x8(dual_quats, &offsets, s, 4);
                 for c in 0..4 {
-                    sum[4 + c] = _mm256_fmadd_ps(d[c], signed, sum[4 + c]);
+                    sum[4 + c] = _mm256_fmadd_ps(dual[c], signed, sum[4 + c]);
                 }
             }
         }
-        Some((sum, flips))
+        Some((sum, lane_sum(flipped)))
+    }
+}
+
+/// The sum of the eight lanes of `counts`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn lane_sum(counts: __m256i) -> usize {
+    let four = _mm_add_epi32(
+        _mm256_castsi256_si128(counts),
+        _mm256_extracti128_si256::<1>(counts),
+    );
+    let two = _mm_add_epi32(four, _mm_unpackhi_epi64(four, four));
+    let one = _mm_add_epi32(two, _mm_shuffle_epi32::<1>(two));
+    _mm_cvtsi128_si32(one) as usize
+}
+
+/// The offsets in f32s (`8 × joint`) of the dual quaternions of eight vertices' 32 joints.
+#[repr(C, align(32))]
+struct Offsets([u32; 4 * LANES]);
+
+/// One u32 per vertex of a block, for reading back a vector lane by lane.
+#[repr(C, align(32))]
+struct Lanes([u32; LANES]);
+
+/// Writes the [`Offsets`] of eight vertices' 32 joints into `offsets`, widened and scaled
+/// eight at a time.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[inline(always)]
+unsafe fn dual_quat_offsets(joints8: &[u16], offsets: &mut Offsets) {
+    let joints8 = &joints8[..4 * LANES];
+    for i in 0..4 {
+        // SAFETY: the caller guarantees AVX2; reads 8 of the 32 u16s and writes 8 of the 32
+        // u32s, 32-byte aligned. The write is volatile so that it stays one vector store: the
+        // compiler would otherwise store the lanes one by one with extracts.
+        unsafe {
+            let joints = _mm_loadu_si128(joints8.as_ptr().add(8 * i).cast());
+            let scaled = _mm256_slli_epi32::<3>(_mm256_cvtepu16_epi32(joints));
+            std::ptr::write_volatile(offsets.0.as_mut_ptr().add(8 * i).cast::<__m256i>(), scaled);
+        }
     }
 }
 
 /// Components `part .. part + 4` (0: the real part, 4: the dual part) of the dual quaternions
-/// of slot `s` of eight vertices with four influences each (`joints8`: their 32 joints), one
-/// component of all eight per register, in vertex order.
+/// of slot `s` of eight vertices with four influences each (`offsets`: their joints' offsets,
+/// from [`dual_quat_offsets`]), one component of all eight per register, in vertex order.
 ///
 /// # Safety
-/// The CPU has AVX2 and FMA; every joint is inside the palette `dual_quats` (`Influences`
-/// guarantees joints below its joint count, which `skin_into` checked against the palette).
+/// The CPU has AVX2 and FMA; every offset is that of a joint inside the palette `dual_quats`
+/// (`Influences` guarantees joints below its joint count, which `skin_into` checked against
+/// the palette).
 #[inline(always)]
-unsafe fn slot4x8(dual_quats: *const f32, joints8: &[u16], s: usize, part: usize) -> [__m256; 4] {
-    let joints8 = &joints8[..4 * LANES];
+unsafe fn slot4x8(dual_quats: *const f32, offsets: &Offsets, s: usize, part: usize) -> [__m256; 4] {
     // SAFETY (whole body): the caller guarantees AVX2 and FMA; a `DualQuat` is 8 contiguous
     // f32s (layout asserts in `lanes`) and the joints are inside the palette (the caller), so
     // every 16-byte read is inside it. The volatile reads (of references, so valid) keep each
-    // index a scalar load (see `linear::blend8`).
+    // offset a scalar load: the compiler would otherwise extract them from the vector that
+    // wrote them, with shuffles.
     unsafe {
         let mut rows = [_mm256_setzero_ps(); 4];
         for (l, row) in rows.iter_mut().enumerate() {
-            let low = std::ptr::from_ref(&joints8[l * 4 + s]).read_volatile();
-            let high = std::ptr::from_ref(&joints8[(l + 4) * 4 + s]).read_volatile();
-            *row = load_halves(
-                dual_quats.add(usize::from(low) * 8 + part),
-                dual_quats.add(usize::from(high) * 8 + part),
-            );
+            let low = std::ptr::from_ref(&offsets.0[l * 4 + s]).read_volatile() as usize;
+            let high = std::ptr::from_ref(&offsets.0[(l + 4) * 4 + s]).read_volatile() as usize;
+            *row = load_halves(dual_quats.add(low + part), dual_quats.add(high + part));
         }
         transpose4_in_halves(rows)
     }
