@@ -3,8 +3,8 @@
 use std::arch::x86_64::*;
 
 use super::lanes::{
-    add8, all8, cross8, finite_positive8, load3x8, load_halves, load_tangents8, normalize8_or,
-    scale8, store3x8, store_tangents8, transpose4_in_halves, transpose8, Block, LANES,
+    add8, all8, cross8, load3x8, load_halves, load_tangents8, normalize8_or, store3x8,
+    store_tangents8, transpose4_in_halves, transpose8, Block, LANES,
 };
 use crate::kernels::MIN_WEIGHT_SUM;
 use crate::skin::{Diagnostics, SkinOutputs};
@@ -329,20 +329,51 @@ unsafe fn slot4x8(dual_quats: *const f32, offsets: &Offsets, s: usize, part: usi
     }
 }
 
-/// Unit rotations of eight vertices: the real part `(v, w)` of a normalized blend.
+/// The rotations of eight vertices, from the real parts `(v, w)` of their blends, not
+/// normalized: `(v, w) / |(v, w)|` rotates `x` to `x + (2 / |(v, w)|²) v×(v×x + w x)`, so the
+/// normalization is one division and one multiply per rotated vector instead of a square root
+/// and four multiplies (the same value as the scalar kernel's normalize-then-rotate up to f32
+/// rounding).
 pub(super) struct Rotation8 {
     /// The vector part.
     pub(super) v: [__m256; 3],
     /// The scalar part.
     pub(super) w: __m256,
+    /// `2 / |(v, w)|²`.
+    pub(super) two_over_norm: __m256,
 }
 
 impl Rotation8 {
-    /// `x + 2 v×(v×x + w x)`: `x` rotated.
+    /// The rotations of the real parts `[x, y, z, w]` of eight blends, or `None` when one of
+    /// them has no finite squared length of at least the smallest normal f32 (rounding
+    /// cancelled the blend: the scalar kernel's fallback has one definition).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn from_real(real: [__m256; 4]) -> Option<Self> {
+        let [x, y, z, w] = real;
+        let norm = _mm256_fmadd_ps(
+            w,
+            w,
+            _mm256_fmadd_ps(z, z, _mm256_fmadd_ps(y, y, _mm256_mul_ps(x, x))),
+        );
+        let usable = _mm256_and_ps(
+            _mm256_cmp_ps::<_CMP_LT_OQ>(norm, _mm256_set1_ps(f32::INFINITY)),
+            _mm256_cmp_ps::<_CMP_GE_OQ>(norm, _mm256_set1_ps(f32::MIN_POSITIVE)),
+        );
+        if !all8(usable) {
+            return None;
+        }
+        Some(Self {
+            v: [x, y, z],
+            w,
+            two_over_norm: _mm256_div_ps(_mm256_set1_ps(2.0), norm),
+        })
+    }
+
+    /// `x` rotated.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn rotate(&self, x: [__m256; 3]) -> [__m256; 3] {
-        let two = _mm256_set1_ps(2.0);
         let c = cross8(self.v, x);
         let inner = [
             _mm256_fmadd_ps(self.w, x[0], c[0]),
@@ -351,28 +382,11 @@ impl Rotation8 {
         ];
         let outer = cross8(self.v, inner);
         [
-            _mm256_fmadd_ps(two, outer[0], x[0]),
-            _mm256_fmadd_ps(two, outer[1], x[1]),
-            _mm256_fmadd_ps(two, outer[2], x[2]),
+            _mm256_fmadd_ps(self.two_over_norm, outer[0], x[0]),
+            _mm256_fmadd_ps(self.two_over_norm, outer[1], x[1]),
+            _mm256_fmadd_ps(self.two_over_norm, outer[2], x[2]),
         ]
     }
-}
-
-/// `1 / |real|` of eight blends, or `None` when one of them has no finite non-zero length
-/// (rounding cancelled the blend: the scalar kernel's fallback has one definition).
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(super) fn inverse_length8(real: [__m256; 4]) -> Option<__m256> {
-    let [x, y, z, w] = real;
-    let length = _mm256_sqrt_ps(_mm256_fmadd_ps(
-        w,
-        w,
-        _mm256_fmadd_ps(z, z, _mm256_fmadd_ps(y, y, _mm256_mul_ps(x, x))),
-    ));
-    if !all8(finite_positive8(length)) {
-        return None;
-    }
-    Some(_mm256_div_ps(_mm256_set1_ps(1.0), length))
 }
 
 /// DQS of vertices `base .. base + 8`. Returns `false`, having written nothing, when a vertex
@@ -390,26 +404,19 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
         return false;
     };
     let [rx, ry, rz, rw, dx, dy, dz, dw] = sum;
-    let Some(inverse) = inverse_length8([rx, ry, rz, rw]) else {
+    let Some(rotation) = Rotation8::from_real([rx, ry, rz, rw]) else {
         return false;
     };
     diagnostics.sign_flips += flips;
-    let rotation = Rotation8 {
-        v: scale8([rx, ry, rz], inverse),
-        w: _mm256_mul_ps(rw, inverse),
-    };
-    let v = rotation.v;
-    let w = rotation.w;
-    let ve = scale8([dx, dy, dz], inverse);
-    let we = _mm256_mul_ps(dw, inverse);
-    // 2 (w vε − wε v + v×vε)
-    let two = _mm256_set1_ps(2.0);
+    // The translation of the normalized blend: 2 (w vε − wε v + v×vε) / |(v, w)|², bilinear in
+    // the real and the dual part.
+    let (v, w, ve) = (rotation.v, rotation.w, [dx, dy, dz]);
     let c = cross8(v, ve);
     let mut translation = [_mm256_setzero_ps(); 3];
     for a in 0..3 {
         translation[a] = _mm256_mul_ps(
-            two,
-            _mm256_add_ps(_mm256_fmsub_ps(w, ve[a], _mm256_mul_ps(we, v[a])), c[a]),
+            rotation.two_over_norm,
+            _mm256_add_ps(_mm256_fmsub_ps(w, ve[a], _mm256_mul_ps(dw, v[a])), c[a]),
         );
     }
     let p = rotation.rotate(load3x8(block.positions, base));
