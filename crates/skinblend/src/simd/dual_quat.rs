@@ -4,7 +4,7 @@ use std::arch::x86_64::*;
 
 use super::lanes::{
     add8, all8, cross8, load3x8, load_halves, load_tangents8, normalize8_or, store3x8,
-    store_tangents8, transpose4_in_halves, transpose8, Block, LANES,
+    store_tangents8, transpose4_in_halves, transpose8, Block, JointOffsets, LANES,
 };
 use crate::kernels::MIN_WEIGHT_SUM;
 use crate::skin::{Diagnostics, SkinOutputs};
@@ -170,8 +170,9 @@ unsafe fn blend4x8<const R: bool, const D: bool>(
     // where they are.
     unsafe {
         let dual_quats = block.dual_quats.as_ptr().cast::<f32>();
-        let mut offsets = Offsets([0; 4 * LANES]);
-        dual_quat_offsets(joints8, &mut offsets);
+        // A `DualQuat` is 8 f32s.
+        let mut offsets = JointOffsets::new();
+        offsets.fill::<3>(joints8);
         let w = {
             let p = weights8.as_ptr();
             let mut rows = [_mm256_setzero_ps(); 4];
@@ -212,9 +213,10 @@ unsafe fn blend4x8<const R: bool, const D: bool>(
             for (l, row) in rows.iter_mut().enumerate() {
                 let offset = |v: usize| {
                     let slot = std::ptr::from_ref(&pivot_slots.0[v]).read_volatile() as usize;
-                    std::ptr::from_ref(&offsets.0[v * 4 + (slot & 3)]).read_volatile() as usize
+                    offsets.get(v * 4 + (slot & 3))
                 };
-                // SAFETY: as in `slot4x8`; the pivot is one of the vertex's joints.
+                // SAFETY: as in `slot4x8` (the 32 offsets are filled); the pivot is one of the
+                // vertex's joints.
                 *row = load_halves(dual_quats.add(offset(l)), dual_quats.add(offset(l + 4)));
             }
             transpose4_in_halves(rows)
@@ -275,54 +277,33 @@ fn lane_sum(counts: __m256i) -> usize {
     _mm_cvtsi128_si32(one) as usize
 }
 
-/// The offsets in f32s (`8 × joint`) of the dual quaternions of eight vertices' 32 joints.
-#[repr(C, align(32))]
-struct Offsets([u32; 4 * LANES]);
-
-/// One u32 per vertex of a block, for reading back a vector lane by lane.
+/// One u32 per vertex of a block, for reading a vector back lane by lane.
 #[repr(C, align(32))]
 struct Lanes([u32; LANES]);
 
-/// Writes the [`Offsets`] of eight vertices' 32 joints into `offsets`, widened and scaled
-/// eight at a time.
-///
-/// # Safety
-/// The CPU has AVX2.
-#[inline(always)]
-unsafe fn dual_quat_offsets(joints8: &[u16], offsets: &mut Offsets) {
-    let joints8 = &joints8[..4 * LANES];
-    for i in 0..4 {
-        // SAFETY: the caller guarantees AVX2; reads 8 of the 32 u16s and writes 8 of the 32
-        // u32s, 32-byte aligned. The write is volatile so that it stays one vector store: the
-        // compiler would otherwise store the lanes one by one with extracts.
-        unsafe {
-            let joints = _mm_loadu_si128(joints8.as_ptr().add(8 * i).cast());
-            let scaled = _mm256_slli_epi32::<3>(_mm256_cvtepu16_epi32(joints));
-            std::ptr::write_volatile(offsets.0.as_mut_ptr().add(8 * i).cast::<__m256i>(), scaled);
-        }
-    }
-}
-
 /// Components `part .. part + 4` (0: the real part, 4: the dual part) of the dual quaternions
-/// of slot `s` of eight vertices with four influences each (`offsets`: their joints' offsets,
-/// from [`dual_quat_offsets`]), one component of all eight per register, in vertex order.
+/// of slot `s` of eight vertices with four influences each (`offsets`: their joints' offsets),
+/// one component of all eight per register, in vertex order.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; every offset is that of a joint inside the palette `dual_quats`
 /// (`Influences` guarantees joints below its joint count, which `skin_into` checked against
 /// the palette).
 #[inline(always)]
-unsafe fn slot4x8(dual_quats: *const f32, offsets: &Offsets, s: usize, part: usize) -> [__m256; 4] {
+unsafe fn slot4x8(
+    dual_quats: *const f32,
+    offsets: &JointOffsets,
+    s: usize,
+    part: usize,
+) -> [__m256; 4] {
     // SAFETY (whole body): the caller guarantees AVX2 and FMA; a `DualQuat` is 8 contiguous
     // f32s (layout asserts in `lanes`) and the joints are inside the palette (the caller), so
-    // every 16-byte read is inside it. The volatile reads (of references, so valid) keep each
-    // offset a scalar load: the compiler would otherwise extract them from the vector that
-    // wrote them, with shuffles.
+    // every 16-byte read is inside it.
     unsafe {
         let mut rows = [_mm256_setzero_ps(); 4];
         for (l, row) in rows.iter_mut().enumerate() {
-            let low = std::ptr::from_ref(&offsets.0[l * 4 + s]).read_volatile() as usize;
-            let high = std::ptr::from_ref(&offsets.0[(l + 4) * 4 + s]).read_volatile() as usize;
+            let low = offsets.get(l * 4 + s);
+            let high = offsets.get((l + 4) * 4 + s);
             *row = load_halves(dual_quats.add(low + part), dual_quats.add(high + part));
         }
         transpose4_in_halves(rows)

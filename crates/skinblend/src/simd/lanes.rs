@@ -3,7 +3,7 @@
 //! transposes, and eight-wide vector helpers.
 
 use std::arch::x86_64::*;
-use std::mem::{align_of, offset_of, size_of};
+use std::mem::{align_of, offset_of, size_of, MaybeUninit};
 
 use glam::{Affine3A, Mat3A, Quat, Vec3, Vec4};
 
@@ -102,6 +102,55 @@ impl<'a> Block<'a> {
         let k = self.k::<K>();
         let slots = base * k..(base + LANES) * k;
         (&self.joints[slots.clone()], &self.weights[slots])
+    }
+}
+
+/// The palette offsets of a block's joints (eight vertices, up to eight influences each), in
+/// f32s from the start of the palette array, widened and scaled eight at a time: the kernels'
+/// loads then take an offset as one scalar load and need no shift per influence. Filled in
+/// place (a returned copy would be moved lane by lane).
+#[repr(C, align(32))]
+pub(super) struct JointOffsets(MaybeUninit<[u32; 8 * LANES]>);
+
+impl JointOffsets {
+    /// Nothing filled yet.
+    #[inline(always)]
+    pub(super) fn new() -> Self {
+        Self(MaybeUninit::uninit())
+    }
+
+    /// Fills offsets `0 .. joints.len()` with `joint << SHIFT` (palette entries of `1 << SHIFT`
+    /// f32s); `joints.len()` is a multiple of 8 and at most 64.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[inline(always)]
+    pub(super) unsafe fn fill<const SHIFT: i32>(&mut self, joints: &[u16]) {
+        assert!(joints.len().is_multiple_of(LANES) && joints.len() <= 8 * LANES);
+        let out = self.0.as_mut_ptr().cast::<__m256i>();
+        for i in 0..joints.len() / LANES {
+            // SAFETY: the caller guarantees AVX2; reads joints 8i .. 8i + 8 (inside `joints`,
+            // asserted above) and writes entries 8i .. 8i + 8, 32-byte aligned. The write is
+            // volatile so that it stays one vector store: the compiler would otherwise store
+            // the lanes one by one with extracts, for the scalar reads of `get`.
+            unsafe {
+                let eight = _mm_loadu_si128(joints.as_ptr().add(LANES * i).cast());
+                let scaled = _mm256_slli_epi32::<SHIFT>(_mm256_cvtepu16_epi32(eight));
+                std::ptr::write_volatile(out.add(i), scaled);
+            }
+        }
+    }
+
+    /// Offset `i`, as one scalar load (volatile: the compiler would otherwise extract it from
+    /// the vector that wrote it, with a shuffle).
+    ///
+    /// # Safety
+    /// `i` is below the length of the last `fill`.
+    #[inline(always)]
+    pub(super) unsafe fn get(&self, i: usize) -> usize {
+        assert!(i < 8 * LANES);
+        // SAFETY: inside the array (asserted) and written by `fill` (the caller).
+        unsafe { self.0.as_ptr().cast::<u32>().add(i).read_volatile() as usize }
     }
 }
 
