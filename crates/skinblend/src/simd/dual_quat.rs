@@ -3,8 +3,8 @@
 use std::arch::x86_64::*;
 
 use super::lanes::{
-    add8, all8, cross8, load3x8, load_halves, load_tangents8, normalize8_or, store3x8,
-    store_tangents8, transpose4_in_halves, transpose8, Block, JointOffsets, LANES,
+    add8, all8, cross8, load3x8, load_entry_halves, load_halves, load_tangents8, normalize8_or,
+    store3x8, store_tangents8, transpose4_in_halves, transpose8, Block, JointOffsets, LANES,
 };
 use crate::kernels::MIN_WEIGHT_SUM;
 use crate::skin::{Diagnostics, SkinOutputs};
@@ -217,7 +217,7 @@ unsafe fn blend4x8<const R: bool, const D: bool>(
                 };
                 // SAFETY: as in `slot4x8` (the 32 offsets are filled); the pivot is one of the
                 // vertex's joints.
-                *row = load_halves(dual_quats.add(offset(l)), dual_quats.add(offset(l + 4)));
+                *row = load_entry_halves::<0>(dual_quats, offset(l), offset(l + 4));
             }
             transpose4_in_halves(rows)
         };
@@ -228,7 +228,7 @@ unsafe fn blend4x8<const R: bool, const D: bool>(
         // Real parts slot by slot, keeping the signed weights; then the dual parts.
         let mut signed = [_mm256_setzero_ps(); K];
         for s in 0..K {
-            let real = slot4x8(dual_quats, &offsets, s, 0);
+            let real = slot4x8::<0>(dual_quats, &offsets, s);
             let dot = _mm256_add_ps(
                 _mm256_add_ps(
                     _mm256_mul_ps(real[0], pivot[0]),
@@ -254,7 +254,7 @@ unsafe fn blend4x8<const R: bool, const D: bool>(
         }
         if D {
             for (s, &signed) in signed.iter().enumerate() {
-                let dual = slot4x8(dual_quats, &offsets, s, 4);
+                let dual = slot4x8::<16>(dual_quats, &offsets, s);
                 for c in 0..4 {
                     sum[4 + c] = _mm256_fmadd_ps(dual[c], signed, sum[4 + c]);
                 }
@@ -281,7 +281,7 @@ fn lane_sum(counts: __m256i) -> usize {
 #[repr(C, align(32))]
 struct Lanes([u32; LANES]);
 
-/// Components `part .. part + 4` (0: the real part, 4: the dual part) of the dual quaternions
+/// The real (`PART_BYTES = 0`) or dual (`16`) parts of the dual quaternions
 /// of slot `s` of eight vertices with four influences each (`offsets`: their joints' offsets),
 /// one component of all eight per register, in vertex order.
 ///
@@ -290,11 +290,10 @@ struct Lanes([u32; LANES]);
 /// (`Influences` guarantees joints below its joint count, which `skin_into` checked against
 /// the palette).
 #[inline(always)]
-unsafe fn slot4x8(
+unsafe fn slot4x8<const PART_BYTES: usize>(
     dual_quats: *const f32,
     offsets: &JointOffsets,
     s: usize,
-    part: usize,
 ) -> [__m256; 4] {
     // SAFETY (whole body): the caller guarantees AVX2 and FMA; a `DualQuat` is 8 contiguous
     // f32s (layout asserts in `lanes`) and the joints are inside the palette (the caller), so
@@ -304,7 +303,7 @@ unsafe fn slot4x8(
         for (l, row) in rows.iter_mut().enumerate() {
             let low = offsets.get(l * 4 + s);
             let high = offsets.get((l + 4) * 4 + s);
-            *row = load_halves(dual_quats.add(low + part), dual_quats.add(high + part));
+            *row = load_entry_halves::<PART_BYTES>(dual_quats, low, high);
         }
         transpose4_in_halves(rows)
     }
