@@ -33,9 +33,10 @@ fn pivot_slot(weights: &[f32]) -> usize {
 /// sign test decides as the scalar kernel's does (only its sign is used), and its weight is
 /// negated branch-free where the dot is negative (random rigs flip half the time, which a
 /// branch would mispredict); the dual quaternion is then added as one 256-bit multiply-add.
-/// The weights are not renormalized: the blend is normalized afterwards anyway. Four
-/// influences per vertex (the common case) blend eight vertices side by side instead
-/// ([`blend4x8`]); there `D = false` leaves the dual parts zero (CoR needs only the rotation).
+/// The weights are not renormalized: the blend is normalized afterwards anyway. Four or eight
+/// influences per vertex (the common cases) blend eight vertices side by side instead
+/// ([`blend_slots8`]); there `D = false` leaves the dual parts zero (CoR needs only the
+/// rotation).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function so that it can be
@@ -45,9 +46,9 @@ pub(super) unsafe fn blend8<const K: usize, const R: bool, const D: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 8], usize)> {
-    if K == 4 {
+    if K == 4 || K == 8 {
         // SAFETY: the caller guarantees AVX2 and FMA.
-        return unsafe { blend4x8::<R, D>(block, base) };
+        return unsafe { blend_slots8::<K, R, D>(block, base) };
     }
     // SAFETY: the caller guarantees AVX2 and FMA.
     unsafe {
@@ -135,7 +136,7 @@ fn blend_any(
     blend
 }
 
-/// [`blend8`] for four influences per vertex, eight vertices side by side: the decisions of
+/// [`blend8`] for `K` = 4 or 8 influences per vertex, eight vertices side by side: the decisions of
 /// [`blend_any`] (and of the scalar kernel), made eight-wide.
 ///
 /// Slot by slot, the eight vertices' dual quaternions are loaded as rows `(q_l | q_{l+4})` of
@@ -151,11 +152,11 @@ fn blend_any(
 /// # Safety
 /// The CPU has AVX2 and FMA.
 #[inline(always)]
-unsafe fn blend4x8<const R: bool, const D: bool>(
+unsafe fn blend_slots8<const K: usize, const R: bool, const D: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 8], usize)> {
-    const K: usize = 4;
+    assert!(K == 4 || K == 8);
     let (joints8, weights8) = block.influences8::<K>(base);
     let (joints8, weights8) = (&joints8[..K * LANES], &weights8[..K * LANES]);
     if !R
@@ -173,15 +174,18 @@ unsafe fn blend4x8<const R: bool, const D: bool>(
         // A `DualQuat` is 8 f32s.
         let mut offsets = JointOffsets::new();
         offsets.fill::<3>(joints8);
-        let w = {
-            let p = weights8.as_ptr();
+        let mut w = [_mm256_setzero_ps(); K];
+        for group in 0..K / 4 {
+            let p = weights8.as_ptr().add(4 * group);
             let mut rows = [_mm256_setzero_ps(); 4];
             for (l, row) in rows.iter_mut().enumerate() {
-                // SAFETY: `weights8` is 8 vertices × 4 f32s: vertices l and l + 4 are inside.
+                // SAFETY: `weights8` is 8 vertices × K f32s: slots 4 group .. 4 group + 4 of
+                // vertices l and l + 4 are inside.
                 *row = load_halves(p.add(K * l), p.add(K * (l + 4)));
             }
-            transpose4_in_halves(rows)
-        };
+            let four = transpose4_in_halves(rows);
+            w[4 * group..4 * group + 4].copy_from_slice(&four);
+        }
         // The pivot of each vertex: the lowest slot holding the largest weight (`>` keeps the
         // first, as the scalar kernel's). Weights are non-negative, so a largest weight of at
         // least `MIN_WEIGHT_SUM` proves the sum is too; where it is not (every weight tiny), the
@@ -213,7 +217,7 @@ unsafe fn blend4x8<const R: bool, const D: bool>(
             for (l, row) in rows.iter_mut().enumerate() {
                 let offset = |v: usize| {
                     let slot = std::ptr::from_ref(&pivot_slots.0[v]).read_volatile() as usize;
-                    offsets.get(v * 4 + (slot & 3))
+                    offsets.get(v * K + (slot & (K - 1)))
                 };
                 // SAFETY: as in `slot4x8` (the 32 offsets are filled); the pivot is one of the
                 // vertex's joints.
@@ -228,7 +232,7 @@ unsafe fn blend4x8<const R: bool, const D: bool>(
         // Real parts slot by slot, keeping the signed weights; then the dual parts.
         let mut signed = [_mm256_setzero_ps(); K];
         for s in 0..K {
-            let real = slot4x8::<0>(dual_quats, &offsets, s);
+            let real = slot4x8::<K, 0>(dual_quats, &offsets, s);
             let dot = _mm256_add_ps(
                 _mm256_add_ps(
                     _mm256_mul_ps(real[0], pivot[0]),
@@ -254,7 +258,7 @@ unsafe fn blend4x8<const R: bool, const D: bool>(
         }
         if D {
             for (s, &signed) in signed.iter().enumerate() {
-                let dual = slot4x8::<16>(dual_quats, &offsets, s);
+                let dual = slot4x8::<K, 16>(dual_quats, &offsets, s);
                 for c in 0..4 {
                     sum[4 + c] = _mm256_fmadd_ps(dual[c], signed, sum[4 + c]);
                 }
@@ -281,8 +285,8 @@ fn lane_sum(counts: __m256i) -> usize {
 #[repr(C, align(32))]
 struct Lanes([u32; LANES]);
 
-/// The real (`PART_BYTES = 0`) or dual (`16`) parts of the dual quaternions
-/// of slot `s` of eight vertices with four influences each (`offsets`: their joints' offsets),
+/// The real (`PART_BYTES = 0`) or dual (`16`) parts of the dual quaternions of slot `s` of
+/// eight vertices with `K` influences each (`offsets`: their joints' offsets),
 /// one component of all eight per register, in vertex order.
 ///
 /// # Safety
@@ -290,7 +294,7 @@ struct Lanes([u32; LANES]);
 /// (`Influences` guarantees joints below its joint count, which `skin_into` checked against
 /// the palette).
 #[inline(always)]
-unsafe fn slot4x8<const PART_BYTES: usize>(
+unsafe fn slot4x8<const K: usize, const PART_BYTES: usize>(
     dual_quats: *const f32,
     offsets: &JointOffsets,
     s: usize,
@@ -301,8 +305,8 @@ unsafe fn slot4x8<const PART_BYTES: usize>(
     unsafe {
         let mut rows = [_mm256_setzero_ps(); 4];
         for (l, row) in rows.iter_mut().enumerate() {
-            let low = offsets.get(l * 4 + s);
-            let high = offsets.get((l + 4) * 4 + s);
+            let low = offsets.get(l * K + s);
+            let high = offsets.get((l + 4) * K + s);
             *row = load_entry_halves::<PART_BYTES>(dual_quats, low, high);
         }
         transpose4_in_halves(rows)
