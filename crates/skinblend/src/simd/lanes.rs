@@ -280,6 +280,38 @@ pub(super) unsafe fn load_entry_halves<const BYTES: usize>(
     out
 }
 
+/// Both halves of two 32-byte palette entries at offsets `low` and `high` (in f32s) of `base`:
+/// `(low[0..4] | high[0..4])` and `(low[4..8] | high[4..8])`, each as one load and one insert
+/// from memory, in one `asm!` block (see [`load_entry_halves`]).
+///
+/// # Safety
+/// The CPU has AVX; both 32-byte reads are inside one allocation that `base` points into.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn load_entry_pairs(
+    base: *const f32,
+    low: usize,
+    high: usize,
+) -> (__m256, __m256) {
+    let (first, second): (__m256, __m256);
+    // SAFETY: the caller guarantees the reads; the block only reads memory and writes outputs.
+    unsafe {
+        std::arch::asm!(
+            "vmovups {first:x}, xmmword ptr [{base} + 4*{low}]",
+            "vinsertf128 {first}, {first}, xmmword ptr [{base} + 4*{high}], 1",
+            "vmovups {second:x}, xmmword ptr [{base} + 4*{low} + 16]",
+            "vinsertf128 {second}, {second}, xmmword ptr [{base} + 4*{high} + 16], 1",
+            base = in(reg) base,
+            low = in(reg) low,
+            high = in(reg) high,
+            first = out(ymm_reg) first,
+            second = out(ymm_reg) second,
+            options(pure, readonly, nostack, preserves_flags),
+        );
+    }
+    (first, second)
+}
+
 /// Transposes four rows `(a_l | b_l)` of two 4-vectors each (`l` = 0..4) into four registers,
 /// register `c` holding component `c` of `a_0 a_1 a_2 a_3 | b_0 b_1 b_2 b_3`: eight in-lane
 /// shuffles, none crossing the 128-bit halves.
