@@ -223,3 +223,50 @@ fn fixtures_at_every_evidence_angle() {
         }
     }
 }
+
+/// Four equal weights: the pivot is the lowest slot (the scalar rule), which the flip count
+/// shows. Slot 0's joint is stored with the other sign from the three others, so pivoting on
+/// slot 0 flips three influences and pivoting on any other slot flips one: a SIMD pivot that
+/// broke ties differently would change the diagnostics (and `compare` checks they are equal).
+#[test]
+fn tied_weights_pivot_on_the_lowest_slot() {
+    let mut rng = Rng::new(31);
+    let vertices = 45; // five blocks and a tail of five
+    let rig = random_rig(&mut rng, vertices, 4, 4, false);
+    let dual_quats: Vec<DualQuat> = (0..4)
+        .map(|j| {
+            let near_identity = glam::Quat::from_axis_angle(Vec3::Y, 0.1 * j as f32);
+            let dq = DualQuat::from_rotation_translation(near_identity, rng.vec3(1.0));
+            if j == 0 {
+                dq.negated()
+            } else {
+                dq
+            }
+        })
+        .collect();
+    let influences = Influences::new(
+        4,
+        (0..vertices).flat_map(|_| [0, 1, 2, 3]).collect(),
+        vec![0.25; 4 * vertices],
+        4,
+    )
+    .unwrap();
+    let input = SkinInput::new(
+        &rig.positions,
+        Some(&rig.normals),
+        Some(&rig.tangents),
+        &influences,
+    )
+    .unwrap();
+    compare("tied weights", &input, |o| {
+        PreparedPalette::from_dual_quats(&dual_quats, o).unwrap()
+    });
+    let options = SkinOptions {
+        method: Method::DualQuaternion,
+        parallel: false,
+        ..SkinOptions::default()
+    };
+    let prepared = PreparedPalette::from_dual_quats(&dual_quats, &options).unwrap();
+    let out = run(&input, &prepared, options.run_options(), true, false);
+    assert_eq!(out.diagnostics.sign_flips, 3 * vertices, "pivot on slot 0");
+}

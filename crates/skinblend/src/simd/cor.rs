@@ -4,7 +4,7 @@ use std::arch::x86_64::*;
 
 use super::dual_quat::{self, Rotation8};
 use super::lanes::{
-    add8, all8, load3x8, load_tangents8, normalize8_or, scale8, store3x8, store_tangents8, Block,
+    add8, all8, load3x8, load_tangents8, normalize8_or, store3x8, store_tangents8, Block,
 };
 use super::linear;
 use crate::types::{Diagnostics, SkinOutputs};
@@ -32,11 +32,11 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
         return false;
     }
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
-    let Some((sum, flips)) = (unsafe { dual_quat::blend8::<K, R>(block, base) }) else {
+    let Some((sum, flips)) = (unsafe { dual_quat::blend8::<K, R, false>(block, base) }) else {
         return false;
     };
     let [rx, ry, rz, rw, ..] = sum;
-    let Some(inverse) = dual_quat::inverse_length8([rx, ry, rz, rw]) else {
+    let Some(rotation) = Rotation8::from_real([rx, ry, rz, rw]) else {
         return false;
     };
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
@@ -44,10 +44,6 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
         return false; // unreachable: the DQ blend saw every weight sum above the minimum
     };
     diagnostics.sign_flips += flips;
-    let rotation = Rotation8 {
-        v: scale8([rx, ry, rz], inverse),
-        w: _mm256_mul_ps(rw, inverse),
-    };
     let turned_center = rotation.rotate(center);
     let lbs_center = m.point(center);
     let translation = [

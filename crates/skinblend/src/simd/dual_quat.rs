@@ -3,8 +3,9 @@
 use std::arch::x86_64::*;
 
 use super::lanes::{
-    add8, all8, cross8, finite_positive8, load3x8, load_tangents8, normalize8_or, scale8, store3x8,
-    store_tangents8, transpose8, Block, LANES,
+    add8, all8, cross8, load3x8, load_entry_halves, load_entry_pairs, load_halves, load_tangents8,
+    normalize8_or, store3x8, store_tangents8, transpose4_in_halves, transpose8, Block,
+    JointOffsets, LANES,
 };
 use crate::reference::MIN_WEIGHT_SUM;
 use crate::types::{Diagnostics, SkinOutputs};
@@ -29,19 +30,27 @@ fn pivot_slot(weights: &[f32]) -> usize {
 /// kernel whole).
 ///
 /// Per vertex: the pivot is the heaviest influence; each influence's real part is dotted with
-/// the pivot's as `(x·x' + y·y') + (z·z' + w·w')` (only its sign is used), and its weight is
+/// the pivot's as `(x·x' + z·z') + (y·y' + w·w')`, glam's grouping of `Quat::dot`, so that the
+/// sign test decides as the scalar kernel's does (only its sign is used), and its weight is
 /// negated branch-free where the dot is negative (random rigs flip half the time, which a
 /// branch would mispredict); the dual quaternion is then added as one 256-bit multiply-add.
-/// The weights are not renormalized: the blend is normalized afterwards anyway.
+/// The weights are not renormalized: the blend is normalized afterwards anyway. Four or eight
+/// influences per vertex (the common cases) blend eight vertices side by side instead
+/// ([`blend_slots8`]); there `D = false` leaves the dual parts zero (CoR needs only the
+/// rotation).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function so that it can be
 /// `#[inline(always)]`, as `linear::blend8`.)
 #[inline(always)]
-pub(super) unsafe fn blend8<const K: usize, const R: bool>(
+pub(super) unsafe fn blend8<const K: usize, const R: bool, const D: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 8], usize)> {
+    if K == 4 || K == 8 {
+        // SAFETY: the caller guarantees AVX2 and FMA.
+        return unsafe { blend_slots8::<K, R, D>(block, base) };
+    }
     // SAFETY: the caller guarantees AVX2 and FMA.
     unsafe {
         let dual_quats = block.dual_quats.as_ptr().cast::<f32>();
@@ -62,20 +71,7 @@ pub(super) unsafe fn blend8<const K: usize, const R: bool>(
             {
                 return None;
             }
-            *row = if K == 4 {
-                // The pivot from the weights in one register: the lowest slot holding the
-                // largest weight. Weights are non-negative, so a largest weight of at least
-                // `MIN_WEIGHT_SUM` proves the sum is too; where it is not (every weight tiny),
-                // the block goes to the scalar kernel, which decides exactly.
-                // SAFETY: K = 4: `weights` is four f32s (16 bytes).
-                let w = _mm_loadu_ps(weights.as_ptr());
-                let pairs = _mm_max_ps(w, _mm_movehl_ps(w, w));
-                let largest = _mm_max_ps(pairs, _mm_movehdup_ps(pairs));
-                weighted &= _mm_cvtss_f32(largest) >= MIN_WEIGHT_SUM;
-                let at_largest = _mm_cmpeq_ps(w, _mm_permute_ps::<0>(largest));
-                let slot = (_mm_movemask_ps(at_largest) | 0b1_0000).trailing_zeros() as usize;
-                blend4(dual_quats, joints, w, joints[slot & 3], &mut flipped)
-            } else {
+            *row = {
                 let sum: f32 = weights.iter().sum();
                 weighted &= sum >= MIN_WEIGHT_SUM;
                 let pivot = joints[pivot_slot(weights)];
@@ -106,8 +102,8 @@ unsafe fn load_dual_quat(dual_quats: *const f32, joint: u16) -> __m256 {
 }
 
 /// The sign-aligned blend of one vertex, any number of influences, one influence at a time:
-/// each real part is dotted with the pivot's as `(x·x' + y·y') + (z·z' + w·w')` (only its sign
-/// is used) and its weight negated branch-free where the dot is negative.
+/// each real part is dotted with the pivot's as `(x·x' + z·z') + (y·y' + w·w')` (glam's grouping;
+/// only its sign is used) and its weight negated branch-free where the dot is negative.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn blend_any(
@@ -127,8 +123,8 @@ fn blend_any(
         let dq = unsafe { load_dual_quat(dual_quats, joint) };
         let weight = _mm_set_ss(weight);
         let products = _mm_mul_ps(_mm256_castps256_ps128(dq), pivot_real);
-        let pairs = _mm_add_ps(products, _mm_movehdup_ps(products));
-        let dot = _mm_add_ss(pairs, _mm_movehl_ps(pairs, pairs));
+        let pairs = _mm_add_ps(products, _mm_movehl_ps(products, products));
+        let dot = _mm_add_ss(pairs, _mm_movehdup_ps(pairs));
         // The pivot never flips (its dot with itself is |q|² > 0); a zero weight neither
         // counts nor adds anything.
         let negative = _mm_cmplt_ss(dot, _mm_setzero_ps());
@@ -141,92 +137,256 @@ fn blend_any(
     blend
 }
 
-/// The sign-aligned blend of one vertex with four influences (`stored`: its weights): the
-/// decisions of [`blend_any`],
-/// with the four sign tests done together. Real-part pairs `(q₀ | q₁)`, `(q₂ | q₃)` are
-/// multiplied by the pivot's `(p | p)`, and two horizontal adds give every dot as
-/// `(x·x' + y·y') + (z·z' + w·w')` in lanes `[d₀ d₂ d₀ d₂ | d₁ d₃ d₁ d₃]`; the weights are
-/// permuted to the same lanes, signed, and broadcast back one by one.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn blend4(
-    dual_quats: *const f32,
-    joints: &[u16],
-    stored: __m128,
-    pivot: u16,
-    flipped: &mut __m256i,
-) -> __m256 {
-    // Volatile reads keep each index a scalar load (see `linear::blend8`).
-    let joints = &joints[..4];
-    // SAFETY: each pointer comes from a reference, valid and aligned for reads.
-    let joints = [0, 1, 2, 3].map(|s| unsafe { std::ptr::from_ref(&joints[s]).read_volatile() });
-    // SAFETY: see `load_dual_quat`; the pivot is one of the vertex's joints.
-    let (dq, pivot) = unsafe {
-        (
-            [
-                load_dual_quat(dual_quats, joints[0]),
-                load_dual_quat(dual_quats, joints[1]),
-                load_dual_quat(dual_quats, joints[2]),
-                load_dual_quat(dual_quats, joints[3]),
-            ],
-            load_dual_quat(dual_quats, pivot),
-        )
-    };
-    let pivot_real = _mm256_permute2f128_ps::<0x00>(pivot, pivot);
-    let real01 = _mm256_permute2f128_ps::<0x20>(dq[0], dq[1]);
-    let real23 = _mm256_permute2f128_ps::<0x20>(dq[2], dq[3]);
-    let pairs = _mm256_hadd_ps(
-        _mm256_mul_ps(real01, pivot_real),
-        _mm256_mul_ps(real23, pivot_real),
-    );
-    let dots = _mm256_hadd_ps(pairs, pairs);
-    let w = _mm256_permutevar_ps(
-        _mm256_set_m128(stored, stored),
-        _mm256_setr_epi32(0, 2, 0, 2, 1, 3, 1, 3),
-    );
-    let negative = _mm256_cmp_ps::<_CMP_LT_OQ>(dots, _mm256_setzero_ps());
-    // Count lanes 0, 1, 4, 5 (slots 0, 2, 1, 3) once; a zero weight does not count.
-    let counted = _mm256_and_ps(
-        _mm256_and_ps(
-            negative,
-            _mm256_cmp_ps::<_CMP_GT_OQ>(w, _mm256_setzero_ps()),
-        ),
-        _mm256_castsi256_ps(_mm256_setr_epi32(-1, -1, 0, 0, -1, -1, 0, 0)),
-    );
-    *flipped = _mm256_sub_epi32(*flipped, _mm256_castps_si256(counted));
-    let signed = _mm256_xor_ps(w, _mm256_and_ps(negative, _mm256_set1_ps(-0.0)));
-    let mut lanes = [0f32; 8];
-    // SAFETY: `lanes` is 32 writable bytes.
-    unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), signed) };
-    // Slots 0, 1, 2, 3 sit in lanes 0, 4, 1, 5.
-    // Two chains, then one add: half the latency of one chain of four.
-    let low = _mm256_fmadd_ps(
-        dq[1],
-        _mm256_set1_ps(lanes[4]),
-        _mm256_mul_ps(dq[0], _mm256_set1_ps(lanes[0])),
-    );
-    let high = _mm256_fmadd_ps(
-        dq[3],
-        _mm256_set1_ps(lanes[5]),
-        _mm256_mul_ps(dq[2], _mm256_set1_ps(lanes[1])),
-    );
-    _mm256_add_ps(low, high)
+/// [`blend8`] for `K` = 4 or 8 influences per vertex, eight vertices side by side: the decisions of
+/// [`blend_any`] (and of the scalar kernel), made eight-wide.
+///
+/// Slot by slot, the eight vertices' dual quaternions are loaded as rows `(q_l | q_{l+4})` of
+/// 16-byte halves (a load and an insert from memory each) and transposed inside the halves, so
+/// that each register holds one component of all eight, in vertex order; the weights likewise.
+/// The pivot (the lowest slot holding the largest weight) is chosen by a running strict
+/// comparison, as the scalar kernel's; each slot's real part is dotted with the pivot's as
+/// `(x·x' + z·z') + (y·y' + w·w')`, glam's grouping of `Quat::dot`, so that the sign test
+/// decides as the scalar one does; the weight is negated where the dot is negative and the
+/// slot is added with one multiply-add per component. `D = false` (CoR, which needs only the
+/// rotation) skips the dual parts and leaves them zero.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA.
+#[inline(always)]
+unsafe fn blend_slots8<const K: usize, const R: bool, const D: bool>(
+    block: &Block<'_>,
+    base: usize,
+) -> Option<([__m256; 8], usize)> {
+    assert!(K == 4 || K == 8);
+    let (joints8, weights8) = block.influences8::<K>(base);
+    let (joints8, weights8) = (&joints8[..K * LANES], &weights8[..K * LANES]);
+    if !R
+        && joints8
+            .iter()
+            .zip(weights8)
+            .any(|(&j, &w)| w > 0.0 && !block.rigid[usize::from(j)])
+    {
+        return None;
+    }
+    // SAFETY (whole body): the caller guarantees AVX2 and FMA; the pointer reads are justified
+    // where they are.
+    unsafe {
+        let dual_quats = block.dual_quats.as_ptr().cast::<f32>();
+        // A `DualQuat` is 8 f32s.
+        let mut offsets = JointOffsets::new();
+        offsets.fill::<3>(joints8);
+        let mut w = [_mm256_setzero_ps(); K];
+        for group in 0..K / 4 {
+            let p = weights8.as_ptr().add(4 * group);
+            let mut rows = [_mm256_setzero_ps(); 4];
+            for (l, row) in rows.iter_mut().enumerate() {
+                // SAFETY: `weights8` is 8 vertices × K f32s: slots 4 group .. 4 group + 4 of
+                // vertices l and l + 4 are inside.
+                *row = load_halves(p.add(K * l), p.add(K * (l + 4)));
+            }
+            let four = transpose4_in_halves(rows);
+            w[4 * group..4 * group + 4].copy_from_slice(&four);
+        }
+        // The pivot of each vertex: the lowest slot holding the largest weight (`>` keeps the
+        // first, as the scalar kernel's). Weights are non-negative, so a largest weight of at
+        // least `MIN_WEIGHT_SUM` proves the sum is too; where it is not (every weight tiny), the
+        // block goes to the scalar kernel, which decides exactly.
+        let mut heaviest = w[0];
+        let mut pivot_slot = _mm256_setzero_ps();
+        for (s, &weight) in w.iter().enumerate().skip(1) {
+            let heavier = _mm256_cmp_ps::<_CMP_GT_OQ>(weight, heaviest);
+            heaviest = _mm256_max_ps(weight, heaviest);
+            let slot = _mm256_castsi256_ps(_mm256_set1_epi32(s as i32));
+            pivot_slot = _mm256_blendv_ps(pivot_slot, slot, heavier);
+        }
+        if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
+            heaviest,
+            _mm256_set1_ps(MIN_WEIGHT_SUM),
+        )) {
+            return None;
+        }
+        let mut pivot_slots = Lanes([0; LANES]);
+        // SAFETY: 32 writable bytes, 32-byte aligned. Volatile: one vector store, read back
+        // lane by lane below (the compiler would otherwise extract the lanes with shuffles).
+        std::ptr::write_volatile(
+            pivot_slots.0.as_mut_ptr().cast::<__m256i>(),
+            _mm256_castps_si256(pivot_slot),
+        );
+        // The pivots' real parts, as `slot4x8` loads a slot's.
+        let pivot = {
+            let mut rows = [_mm256_setzero_ps(); 4];
+            for (l, row) in rows.iter_mut().enumerate() {
+                let offset = |v: usize| {
+                    let slot = std::ptr::from_ref(&pivot_slots.0[v]).read_volatile() as usize;
+                    offsets.get(v * K + (slot & (K - 1)))
+                };
+                // SAFETY: as in `slot4x8` (the 32 offsets are filled); the pivot is one of the
+                // vertex's joints.
+                *row = load_entry_halves::<0>(dual_quats, offset(l), offset(l + 4));
+            }
+            transpose4_in_halves(rows)
+        };
+        let mut sum = [_mm256_setzero_ps(); 8];
+        // Flip counts, one per lane (an all-ones mask is −1 as an integer: subtracting it counts
+        // one flip).
+        let mut flipped = _mm256_setzero_si256();
+        // Slot by slot: real and dual parts together (each offset read once), or the real parts
+        // alone for CoR.
+        // An index loop: iterating `w` instead compiled to 5 instructions per vertex more.
+        #[allow(clippy::needless_range_loop)]
+        for s in 0..K {
+            let (real, dual) = if D {
+                let (real, dual) = slots_both4x8::<K>(dual_quats, &offsets, s);
+                (real, Some(dual))
+            } else {
+                (slot4x8::<K, 0>(dual_quats, &offsets, s), None)
+            };
+            let dot = _mm256_add_ps(
+                _mm256_add_ps(
+                    _mm256_mul_ps(real[0], pivot[0]),
+                    _mm256_mul_ps(real[2], pivot[2]),
+                ),
+                _mm256_add_ps(
+                    _mm256_mul_ps(real[1], pivot[1]),
+                    _mm256_mul_ps(real[3], pivot[3]),
+                ),
+            );
+            // The pivot never flips (its dot with itself is |q|² > 0); a zero weight neither
+            // counts nor adds anything.
+            let negative = _mm256_cmp_ps::<_CMP_LT_OQ>(dot, _mm256_setzero_ps());
+            let counted = _mm256_and_ps(
+                negative,
+                _mm256_cmp_ps::<_CMP_GT_OQ>(w[s], _mm256_setzero_ps()),
+            );
+            flipped = _mm256_sub_epi32(flipped, _mm256_castps_si256(counted));
+            let signed = _mm256_xor_ps(w[s], _mm256_and_ps(negative, _mm256_set1_ps(-0.0)));
+            for c in 0..4 {
+                sum[c] = _mm256_fmadd_ps(real[c], signed, sum[c]);
+            }
+            if let Some(dual) = dual {
+                for c in 0..4 {
+                    sum[4 + c] = _mm256_fmadd_ps(dual[c], signed, sum[4 + c]);
+                }
+            }
+        }
+        Some((sum, lane_sum(flipped)))
+    }
 }
 
-/// Unit rotations of eight vertices: the real part `(v, w)` of a normalized blend.
+/// The sum of the eight lanes of `counts`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn lane_sum(counts: __m256i) -> usize {
+    let four = _mm_add_epi32(
+        _mm256_castsi256_si128(counts),
+        _mm256_extracti128_si256::<1>(counts),
+    );
+    let two = _mm_add_epi32(four, _mm_unpackhi_epi64(four, four));
+    let one = _mm_add_epi32(two, _mm_shuffle_epi32::<1>(two));
+    _mm_cvtsi128_si32(one) as usize
+}
+
+/// One u32 per vertex of a block, for reading a vector back lane by lane.
+#[repr(C, align(32))]
+struct Lanes([u32; LANES]);
+
+/// The real and the dual parts of slot `s`, as two [`slot4x8`] would give them, reading each
+/// offset once.
+///
+/// # Safety
+/// As [`slot4x8`].
+#[inline(always)]
+unsafe fn slots_both4x8<const K: usize>(
+    dual_quats: *const f32,
+    offsets: &JointOffsets,
+    s: usize,
+) -> ([__m256; 4], [__m256; 4]) {
+    // SAFETY: as in `slot4x8`.
+    unsafe {
+        let mut real = [_mm256_setzero_ps(); 4];
+        let mut dual = [_mm256_setzero_ps(); 4];
+        for l in 0..4 {
+            let low = offsets.get(l * K + s);
+            let high = offsets.get((l + 4) * K + s);
+            (real[l], dual[l]) = load_entry_pairs(dual_quats, low, high);
+        }
+        (transpose4_in_halves(real), transpose4_in_halves(dual))
+    }
+}
+
+/// The real (`PART_BYTES = 0`) or dual (`16`) parts of the dual quaternions of slot `s` of
+/// eight vertices with `K` influences each (`offsets`: their joints' offsets),
+/// one component of all eight per register, in vertex order.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; every offset is that of a joint inside the palette `dual_quats`
+/// (`Influences` guarantees joints below its joint count, which `skin_into` checked against
+/// the palette).
+#[inline(always)]
+unsafe fn slot4x8<const K: usize, const PART_BYTES: usize>(
+    dual_quats: *const f32,
+    offsets: &JointOffsets,
+    s: usize,
+) -> [__m256; 4] {
+    // SAFETY (whole body): the caller guarantees AVX2 and FMA; a `DualQuat` is 8 contiguous
+    // f32s (layout asserts in `lanes`) and the joints are inside the palette (the caller), so
+    // every 16-byte read is inside it.
+    unsafe {
+        let mut rows = [_mm256_setzero_ps(); 4];
+        for (l, row) in rows.iter_mut().enumerate() {
+            let low = offsets.get(l * K + s);
+            let high = offsets.get((l + 4) * K + s);
+            *row = load_entry_halves::<PART_BYTES>(dual_quats, low, high);
+        }
+        transpose4_in_halves(rows)
+    }
+}
+
+/// The rotations of eight vertices, from the real parts `(v, w)` of their blends, not
+/// normalized: `(v, w) / |(v, w)|` rotates `x` to `x + (2 / |(v, w)|²) v×(v×x + w x)`, so the
+/// normalization is one division and one multiply per rotated vector instead of a square root
+/// and four multiplies (the same value as the scalar kernel's normalize-then-rotate up to f32
+/// rounding).
 pub(super) struct Rotation8 {
     /// The vector part.
     pub(super) v: [__m256; 3],
     /// The scalar part.
     pub(super) w: __m256,
+    /// `2 / |(v, w)|²`.
+    pub(super) two_over_norm: __m256,
 }
 
 impl Rotation8 {
-    /// `x + 2 v×(v×x + w x)`: `x` rotated.
+    /// The rotations of the real parts `[x, y, z, w]` of eight blends, or `None` when one of
+    /// them has no finite squared length of at least the smallest normal f32 (rounding
+    /// cancelled the blend: the scalar kernel's fallback has one definition).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn from_real(real: [__m256; 4]) -> Option<Self> {
+        let [x, y, z, w] = real;
+        let norm = _mm256_fmadd_ps(
+            w,
+            w,
+            _mm256_fmadd_ps(z, z, _mm256_fmadd_ps(y, y, _mm256_mul_ps(x, x))),
+        );
+        let usable = _mm256_and_ps(
+            _mm256_cmp_ps::<_CMP_LT_OQ>(norm, _mm256_set1_ps(f32::INFINITY)),
+            _mm256_cmp_ps::<_CMP_GE_OQ>(norm, _mm256_set1_ps(f32::MIN_POSITIVE)),
+        );
+        if !all8(usable) {
+            return None;
+        }
+        Some(Self {
+            v: [x, y, z],
+            w,
+            two_over_norm: _mm256_div_ps(_mm256_set1_ps(2.0), norm),
+        })
+    }
+
+    /// `x` rotated.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn rotate(&self, x: [__m256; 3]) -> [__m256; 3] {
-        let two = _mm256_set1_ps(2.0);
         let c = cross8(self.v, x);
         let inner = [
             _mm256_fmadd_ps(self.w, x[0], c[0]),
@@ -235,28 +395,11 @@ impl Rotation8 {
         ];
         let outer = cross8(self.v, inner);
         [
-            _mm256_fmadd_ps(two, outer[0], x[0]),
-            _mm256_fmadd_ps(two, outer[1], x[1]),
-            _mm256_fmadd_ps(two, outer[2], x[2]),
+            _mm256_fmadd_ps(self.two_over_norm, outer[0], x[0]),
+            _mm256_fmadd_ps(self.two_over_norm, outer[1], x[1]),
+            _mm256_fmadd_ps(self.two_over_norm, outer[2], x[2]),
         ]
     }
-}
-
-/// `1 / |real|` of eight blends, or `None` when one of them has no finite non-zero length
-/// (rounding cancelled the blend: the scalar kernel's fallback has one definition).
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(super) fn inverse_length8(real: [__m256; 4]) -> Option<__m256> {
-    let [x, y, z, w] = real;
-    let length = _mm256_sqrt_ps(_mm256_fmadd_ps(
-        w,
-        w,
-        _mm256_fmadd_ps(z, z, _mm256_fmadd_ps(y, y, _mm256_mul_ps(x, x))),
-    ));
-    if !all8(finite_positive8(length)) {
-        return None;
-    }
-    Some(_mm256_div_ps(_mm256_set1_ps(1.0), length))
 }
 
 /// DQS of vertices `base .. base + 8`. Returns `false`, having written nothing, when a vertex
@@ -270,30 +413,23 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     diagnostics: &mut Diagnostics,
 ) -> bool {
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
-    let Some((sum, flips)) = (unsafe { blend8::<K, R>(block, base) }) else {
+    let Some((sum, flips)) = (unsafe { blend8::<K, R, true>(block, base) }) else {
         return false;
     };
     let [rx, ry, rz, rw, dx, dy, dz, dw] = sum;
-    let Some(inverse) = inverse_length8([rx, ry, rz, rw]) else {
+    let Some(rotation) = Rotation8::from_real([rx, ry, rz, rw]) else {
         return false;
     };
     diagnostics.sign_flips += flips;
-    let rotation = Rotation8 {
-        v: scale8([rx, ry, rz], inverse),
-        w: _mm256_mul_ps(rw, inverse),
-    };
-    let v = rotation.v;
-    let w = rotation.w;
-    let ve = scale8([dx, dy, dz], inverse);
-    let we = _mm256_mul_ps(dw, inverse);
-    // 2 (w vε − wε v + v×vε)
-    let two = _mm256_set1_ps(2.0);
+    // The translation of the normalized blend: 2 (w vε − wε v + v×vε) / |(v, w)|², bilinear in
+    // the real and the dual part.
+    let (v, w, ve) = (rotation.v, rotation.w, [dx, dy, dz]);
     let c = cross8(v, ve);
     let mut translation = [_mm256_setzero_ps(); 3];
     for a in 0..3 {
         translation[a] = _mm256_mul_ps(
-            two,
-            _mm256_add_ps(_mm256_fmsub_ps(w, ve[a], _mm256_mul_ps(we, v[a])), c[a]),
+            rotation.two_over_norm,
+            _mm256_add_ps(_mm256_fmsub_ps(w, ve[a], _mm256_mul_ps(dw, v[a])), c[a]),
         );
     }
     let p = rotation.rotate(load3x8(block.positions, base));

@@ -3,7 +3,7 @@
 //! transposes, and eight-wide vector helpers.
 
 use std::arch::x86_64::*;
-use std::mem::{align_of, offset_of, size_of};
+use std::mem::{align_of, offset_of, size_of, MaybeUninit};
 
 use glam::{Affine3A, Mat3A, Quat, Vec3, Vec4};
 
@@ -106,6 +106,55 @@ impl<'a> Block<'a> {
     }
 }
 
+/// The palette offsets of a block's joints (eight vertices, up to eight influences each), in
+/// f32s from the start of the palette array, widened and scaled eight at a time: the kernels'
+/// loads then take an offset as one scalar load and need no shift per influence. Filled in
+/// place (a returned copy would be moved lane by lane).
+#[repr(C, align(32))]
+pub(super) struct JointOffsets(MaybeUninit<[u32; 8 * LANES]>);
+
+impl JointOffsets {
+    /// Nothing filled yet.
+    #[inline(always)]
+    pub(super) fn new() -> Self {
+        Self(MaybeUninit::uninit())
+    }
+
+    /// Fills offsets `0 .. joints.len()` with `joint << SHIFT` (palette entries of `1 << SHIFT`
+    /// f32s); `joints.len()` is a multiple of 8 and at most 64.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[inline(always)]
+    pub(super) unsafe fn fill<const SHIFT: i32>(&mut self, joints: &[u16]) {
+        assert!(joints.len().is_multiple_of(LANES) && joints.len() <= 8 * LANES);
+        let out = self.0.as_mut_ptr().cast::<__m256i>();
+        for i in 0..joints.len() / LANES {
+            // SAFETY: the caller guarantees AVX2; reads joints 8i .. 8i + 8 (inside `joints`,
+            // asserted above) and writes entries 8i .. 8i + 8, 32-byte aligned. The write is
+            // volatile so that it stays one vector store: the compiler would otherwise store
+            // the lanes one by one with extracts, for the scalar reads of `get`.
+            unsafe {
+                let eight = _mm_loadu_si128(joints.as_ptr().add(LANES * i).cast());
+                let scaled = _mm256_slli_epi32::<SHIFT>(_mm256_cvtepu16_epi32(eight));
+                std::ptr::write_volatile(out.add(i), scaled);
+            }
+        }
+    }
+
+    /// Offset `i`, as one scalar load (volatile: the compiler would otherwise extract it from
+    /// the vector that wrote it, with a shuffle).
+    ///
+    /// # Safety
+    /// `i` is below the length of the last `fill`.
+    #[inline(always)]
+    pub(super) unsafe fn get(&self, i: usize) -> usize {
+        assert!(i < 8 * LANES);
+        // SAFETY: inside the array (asserted) and written by `fill` (the caller).
+        unsafe { self.0.as_ptr().cast::<u32>().add(i).read_volatile() as usize }
+    }
+}
+
 /// Transposes 8 rows of 8 into 8 columns: `out[c]` lane `l` = `rows[l]` lane `c`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
@@ -187,6 +236,102 @@ pub(super) fn store3x8(values: &mut [Vec3], base: usize, [x, y, z]: [__m256; 3])
     }
 }
 
+/// `(lo | hi)`: 16 bytes from `lo` in the low half and 16 from `hi` in the high half, as one
+/// load and one `vinsertf128` from memory (which runs on the load ports, not the shuffle port
+/// of a register-to-register lane permute).
+///
+/// # Safety
+/// Both pointers are valid for reading four f32s.
+#[inline(always)]
+pub(super) unsafe fn load_halves(lo: *const f32, hi: *const f32) -> __m256 {
+    // SAFETY: the caller guarantees both reads.
+    unsafe { _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(_mm_loadu_ps(lo)), _mm_loadu_ps(hi)) }
+}
+
+/// `(lo | hi)` of two palette entries: 16 bytes at `base + 4 (low + BYTES / 4)` in the low half
+/// and at `base + 4 (high + BYTES / 4)` in the high half (offsets in f32s, `BYTES` a byte
+/// displacement inside the entry), as one load and one `vinsertf128` from memory. Written as
+/// one `asm!` block so that the two stay together: as intrinsics, the compiler hoists the
+/// loads of a whole block ahead of their inserts, runs out of registers and spills the halves
+/// (measured: about 8 instructions per vertex more in DQS).
+///
+/// # Safety
+/// The CPU has AVX; both 16-byte reads are inside one allocation that `base` points into.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn load_entry_halves<const BYTES: usize>(
+    base: *const f32,
+    low: usize,
+    high: usize,
+) -> __m256 {
+    let out: __m256;
+    // SAFETY: the caller guarantees both reads; the block only reads memory and writes `out`.
+    unsafe {
+        std::arch::asm!(
+            "vmovups {out:x}, xmmword ptr [{base} + 4*{low} + {bytes}]",
+            "vinsertf128 {out}, {out}, xmmword ptr [{base} + 4*{high} + {bytes}], 1",
+            base = in(reg) base,
+            low = in(reg) low,
+            high = in(reg) high,
+            bytes = const BYTES,
+            out = out(ymm_reg) out,
+            options(pure, readonly, nostack, preserves_flags),
+        );
+    }
+    out
+}
+
+/// Both halves of two 32-byte palette entries at offsets `low` and `high` (in f32s) of `base`:
+/// `(low[0..4] | high[0..4])` and `(low[4..8] | high[4..8])`, each as one load and one insert
+/// from memory, in one `asm!` block (see [`load_entry_halves`]).
+///
+/// # Safety
+/// The CPU has AVX; both 32-byte reads are inside one allocation that `base` points into.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn load_entry_pairs(
+    base: *const f32,
+    low: usize,
+    high: usize,
+) -> (__m256, __m256) {
+    let (first, second): (__m256, __m256);
+    // SAFETY: the caller guarantees the reads; the block only reads memory and writes outputs.
+    unsafe {
+        std::arch::asm!(
+            "vmovups {first:x}, xmmword ptr [{base} + 4*{low}]",
+            "vinsertf128 {first}, {first}, xmmword ptr [{base} + 4*{high}], 1",
+            "vmovups {second:x}, xmmword ptr [{base} + 4*{low} + 16]",
+            "vinsertf128 {second}, {second}, xmmword ptr [{base} + 4*{high} + 16], 1",
+            base = in(reg) base,
+            low = in(reg) low,
+            high = in(reg) high,
+            first = out(ymm_reg) first,
+            second = out(ymm_reg) second,
+            options(pure, readonly, nostack, preserves_flags),
+        );
+    }
+    (first, second)
+}
+
+/// Transposes four rows `(a_l | b_l)` of two 4-vectors each (`l` = 0..4) into four registers,
+/// register `c` holding component `c` of `a_0 a_1 a_2 a_3 | b_0 b_1 b_2 b_3`: eight in-lane
+/// shuffles, none crossing the 128-bit halves.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn transpose4_in_halves(rows: [__m256; 4]) -> [__m256; 4] {
+    let [r0, r1, r2, r3] = rows;
+    let t0 = _mm256_unpacklo_ps(r0, r1);
+    let t1 = _mm256_unpackhi_ps(r0, r1);
+    let t2 = _mm256_unpacklo_ps(r2, r3);
+    let t3 = _mm256_unpackhi_ps(r2, r3);
+    [
+        _mm256_shuffle_ps::<0x44>(t0, t2),
+        _mm256_shuffle_ps::<0xEE>(t0, t2),
+        _mm256_shuffle_ps::<0x44>(t1, t3),
+        _mm256_shuffle_ps::<0xEE>(t1, t3),
+    ]
+}
+
 /// Tangents `base .. base + 8` as `[x, y, z]` and `w`, eight lanes each.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
@@ -197,20 +342,10 @@ pub(super) fn load_tangents8(values: &[Vec4], base: usize) -> ([__m256; 3], __m2
     for (l, row) in rows.iter_mut().enumerate() {
         // SAFETY: elements l and l + 4 of the 8-element block, 16 bytes each (a `Vec4` is four
         // f32s, x y z w).
-        *row = unsafe {
-            _mm256_set_m128(_mm_loadu_ps(p.add(4 * (l + 4))), _mm_loadu_ps(p.add(4 * l)))
-        };
+        *row = unsafe { load_halves(p.add(4 * l), p.add(4 * (l + 4))) };
     }
     // rows hold (t_l | t_{l+4}); transposing gives x, y, z, w in lanes l and l + 4.
-    let [r0, r1, r2, r3] = rows;
-    let t0 = _mm256_unpacklo_ps(r0, r1);
-    let t1 = _mm256_unpackhi_ps(r0, r1);
-    let t2 = _mm256_unpacklo_ps(r2, r3);
-    let t3 = _mm256_unpackhi_ps(r2, r3);
-    let x = _mm256_shuffle_ps::<0x44>(t0, t2);
-    let y = _mm256_shuffle_ps::<0xEE>(t0, t2);
-    let z = _mm256_shuffle_ps::<0x44>(t1, t3);
-    let w = _mm256_shuffle_ps::<0xEE>(t1, t3);
+    let [x, y, z, w] = transpose4_in_halves(rows);
     ([x, y, z], w)
 }
 

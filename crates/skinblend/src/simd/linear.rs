@@ -2,9 +2,11 @@
 
 use std::arch::x86_64::*;
 
+use std::mem::MaybeUninit;
+
 use super::lanes::{
     abs8, all8, cross8, dot8, load3x8, load_tangents8, normalize8_or, scale8, store3x8,
-    store_tangents8, transpose8, Block, LANES,
+    store_tangents8, transpose8, Block, JointOffsets, LANES,
 };
 use crate::reference::{MIN_WEIGHT_SUM, SINGULAR_RELATIVE};
 use crate::types::{Diagnostics, SkinOutputs};
@@ -62,29 +64,41 @@ pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> O
     unsafe {
         let matrices = block.linear.as_ptr().cast::<f32>();
         let one_in_lane_7 = _mm256_set1_ps(1.0);
-        let mut rows01 = [_mm256_setzero_ps(); LANES];
-        let mut rows23 = [_mm256_setzero_ps(); LANES];
         let k = block.k::<K>();
         let (joints8, weights8) = block.influences8::<K>(base);
+        // With a constant K (at most 8), the joints' offsets are computed eight at a time.
+        let mut offsets = JointOffsets::new();
+        if K != 0 {
+            // An `Affine3A` is 16 f32s.
+            offsets.fill::<4>(joints8);
+        }
+        let mut rows01 = [MaybeUninit::<__m256>::uninit(); LANES];
+        let mut rows23 = [MaybeUninit::<__m256>::uninit(); LANES];
         // An opaque trip count keeps the loop a loop: unrolled eight times, the compiler hoists
-        // every vertex's loads and spills them (about 15 instructions per vertex more).
+        // every vertex's loads and spills them (about 15 instructions per vertex more). It is
+        // still eight (`black_box` is the identity), so every row is written.
         let lanes = std::hint::black_box(LANES).min(LANES);
         for l in 0..lanes {
             let (joints, weights) = (&joints8[l * k..(l + 1) * k], &weights8[l * k..(l + 1) * k]);
             let mut c01 = _mm256_setzero_ps();
             let mut c23 = _mm256_setzero_ps();
-            for (joint, &weight) in joints.iter().zip(weights) {
-                // A volatile read keeps each index a scalar load: the compiler would otherwise
-                // load four at once and extract them with shuffles, on the port the transposes
-                // already saturate.
-                // (Safe to read: the pointer comes from a reference.)
-                let joint = std::ptr::from_ref(joint).read_volatile();
+            for (slot, (joint, &weight)) in joints.iter().zip(weights).enumerate() {
+                let offset = if K == 0 {
+                    // A volatile read keeps each index a scalar load: the compiler would
+                    // otherwise load four at once and extract them with shuffles, on the port
+                    // the transposes already saturate. (Safe to read: the pointer comes from a
+                    // reference.)
+                    usize::from(std::ptr::from_ref(joint).read_volatile()) * 16
+                } else {
+                    // Filled above for all 8K joints of the block.
+                    offsets.get(l * k + slot)
+                };
                 let w = _mm256_set1_ps(weight);
                 // SAFETY: `Influences` guarantees joint < joint_count and `skin_into` checked that
                 // the palette has at least joint_count matrices; an `Affine3A` is 16 contiguous f32s
                 // (layout asserts in `lanes`), so both 32-byte loads are inside matrix `joint`.
                 let (m01, m23) = {
-                    let m = matrices.add(usize::from(joint) * 16);
+                    let m = matrices.add(offset);
                     (_mm256_loadu_ps(m), _mm256_loadu_ps(m.add(8)))
                 };
                 // K = 4 sums the weights apart (below): one instruction less per influence.
@@ -96,9 +110,12 @@ pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> O
                 c01 = _mm256_fmadd_ps(m01, w, c01);
                 c23 = _mm256_fmadd_ps(m23, w, c23);
             }
-            rows01[l] = c01;
-            rows23[l] = c23;
+            rows01[l] = MaybeUninit::new(c01);
+            rows23[l] = MaybeUninit::new(c23);
         }
+        // Every row was written (above).
+        let rows01 = rows01.map(|r| r.assume_init());
+        let rows23 = rows23.map(|r| r.assume_init());
         // [c0x c0y c0z _ c1x c1y c1z _] and [c2x c2y c2z _ tx ty tz Σw], per lane.
         let [c0x, c0y, c0z, _, c1x, c1y, c1z, _] = transpose8(rows01);
         let [c2x, c2y, c2z, _, tx, ty, tz, sum] = transpose8(rows23);

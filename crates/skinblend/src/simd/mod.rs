@@ -3,11 +3,13 @@
 //! any × whether the palette is entirely rigid). The scalar kernels in `reference.rs` stay the
 //! reference and the fallback.
 //!
-//! One driver loop ([`avx2`]'s `drive`) walks a range in blocks of eight vertices. Each block
-//! blends its vertices' joint transforms one vertex at a time in 256-bit registers (LBS: the
-//! 3x4 columns two at a time; DQS and CoR: a whole dual quaternion, `real | dual`), transposes
-//! the eight blends so that each register holds one component of all eight vertices, and does
-//! the rest eight-wide. A block the SIMD path cannot take whole (an unweighted vertex, a vertex
+//! One driver loop ([`avx2`]'s `drive`) walks a range in blocks of eight vertices. LBS blends
+//! its vertices' 3x4s one vertex at a time in 256-bit registers (the columns two at a time) and
+//! transposes the eight blends so that each register holds one component of all eight
+//! vertices; the sign-aligned dual quaternion blend of DQS and CoR works on all eight vertices
+//! at once, slot by slot, from rows of 16-byte halves transposed inside the halves (with 4 or 8
+//! influences; other counts blend one vertex at a time and transpose). The rest is eight-wide.
+//! The joints' palette offsets are widened and scaled eight at a time, once per block. A block the SIMD path cannot take whole (an unweighted vertex, a vertex
 //! on a non-rigid joint under DQS or CoR, a CoR vertex without a center, a blend that cancels to
 //! zero) and the last `len % 8` vertices go to the scalar kernel, so every such case has one
 //! definition. The math follows the scalar kernels step for step, with fused multiply-adds, so
