@@ -515,7 +515,7 @@ impl NativeModel {
     /// `[(name or None, start_s, end_s)]`, in file order.
     fn animations(&self) -> Vec<(Option<String>, f32, f32)> {
         self.model
-            .animations
+            .animations()
             .iter()
             .map(|a| (a.name.clone(), a.start_s, a.end_s))
             .collect()
@@ -705,7 +705,7 @@ impl NativeModel {
     /// Every node as `(name, mesh, skin)`, in file order.
     fn nodes(&self) -> Vec<(Option<String>, Option<usize>, Option<usize>)> {
         self.model
-            .nodes
+            .nodes()
             .iter()
             .map(|n| (n.name.clone(), n.mesh, n.skin))
             .collect()
@@ -719,7 +719,7 @@ impl NativeModel {
     /// Number of primitives of mesh `mesh`.
     fn primitive_count(&self, mesh: usize) -> PyResult<usize> {
         self.model
-            .meshes
+            .meshes()
             .get(mesh)
             .map(|m| m.primitives.len())
             .ok_or_else(|| PyValueError::new_err(format!("mesh: no mesh {mesh}")))
@@ -735,7 +735,7 @@ impl NativeModel {
     ) -> PyResult<Bound<'py, PyDict>> {
         let p = self
             .model
-            .meshes
+            .meshes()
             .get(mesh)
             .and_then(|m| m.primitives.get(primitive))
             .ok_or_else(|| {

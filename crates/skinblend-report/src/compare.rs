@@ -204,14 +204,14 @@ pub fn write_model_report(
                 what: format!("{shown}: --animation {name}"),
                 source,
             })?,
-        None if model.animations.is_empty() => {
+        None if model.animations().is_empty() => {
             return Err(request(format!(
                 "{shown} has no animation to compare the methods over"
             )))
         }
         None => 0,
     };
-    let clip = &model.animations[animation];
+    let clip = &model.animations()[animation];
     let animation_name = clip.name.clone().unwrap_or_else(|| format!("#{animation}"));
     let (scene, mut skinners) = build_scene(model, &options.methods, shown, progress)?;
     if scene.triangles.is_empty() {
@@ -526,7 +526,7 @@ fn build_scene<'m>(
         .map_err(gltf_error(format!("{shown}: rest pose")))?;
     for (n, posed) in layout.iter().enumerate() {
         for p in 0..posed.primitives.len() {
-            let primitive = &model.meshes[posed.mesh].primitives[p];
+            let primitive = &model.meshes()[posed.mesh].primitives[p];
             let triangles = primitive.triangles();
             if triangles.is_empty() {
                 continue;

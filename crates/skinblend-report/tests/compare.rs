@@ -271,8 +271,9 @@ fn a_failed_or_interrupted_compare_leaves_the_earlier_report_as_it_was() {
 /// `model` with every vertex bound to its heaviest joint alone, with weight 1: a rigid rig,
 /// where LBS, DQS and CoR apply the same transform to every vertex.
 fn rigid(mut model: Model) -> Model {
-    for mesh in &mut model.meshes {
-        for primitive in &mut mesh.primitives {
+    let mut rebound = Vec::new();
+    for (m, mesh) in model.meshes().iter().enumerate() {
+        for (p, primitive) in mesh.primitives.iter().enumerate() {
             let Some(influences) = primitive.influences.as_ref() else {
                 continue;
             };
@@ -286,10 +287,13 @@ fn rigid(mut model: Model) -> Model {
                 })
                 .collect();
             let weights = vec![1.0; joints.len()];
-            primitive.influences =
-                Some(Influences::new(1, joints, weights, influences.joint_count()).expect("rigid"));
-            primitive.rotation_centers = None;
+            let rigid =
+                Influences::new(1, joints, weights, influences.joint_count()).expect("rigid");
+            rebound.push((m, p, rigid));
         }
+    }
+    for (m, p, influences) in rebound {
+        model.set_influences(m, p, influences).expect("rebind");
     }
     model
 }
@@ -362,8 +366,8 @@ fn a_cor_compare_over_48_frames_computes_centers_once_per_primitive() {
     let mut primitives: Vec<(usize, usize)> = model
         .skinned_nodes()
         .iter()
-        .filter_map(|&n| model.nodes[n].mesh)
-        .flat_map(|m| (0..model.meshes[m].primitives.len()).map(move |p| (m, p)))
+        .filter_map(|&n| model.nodes()[n].mesh)
+        .flat_map(|m| (0..model.meshes()[m].primitives.len()).map(move |p| (m, p)))
         .collect();
     primitives.sort_unstable();
     primitives.dedup();
