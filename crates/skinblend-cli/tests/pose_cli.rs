@@ -2,48 +2,13 @@
 //! `{frame}`), the summary and `--json`; and the guard that refuses to write over the input on
 //! every command that writes.
 
+mod support;
+
+use skinblend_testkit::{models_dir, SAMPLES};
+use support::{skinblend, stderr, temp_dir};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn skinblend(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skinblend"))
-        .args(args)
-        .output()
-        .expect("run skinblend")
-}
-
-fn models_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models");
-    if dir.join("CesiumMan/CesiumMan.glb").is_file() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").map_or(true, |v| v != "true"),
-        "CI=true but the sample models are missing at {}",
-        dir.display()
-    );
-    eprintln!("skipping: sample models not found at {}", dir.display());
-    None
-}
-
-const SAMPLES: &[&str] = &[
-    "SimpleSkin/SimpleSkin.gltf",
-    "RiggedSimple/RiggedSimple.glb",
-    "RiggedFigure/RiggedFigure.glb",
-    "CesiumMan/CesiumMan.glb",
-    "Fox/Fox.glb",
-];
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("skinblend-pose-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 fn s(path: &Path) -> &str {
     path.to_str().unwrap()
@@ -540,23 +505,9 @@ fn every_command_that_writes_refuses_to_write_over_its_input() {
 /// validator must be installed (`.ci/run` does it).
 #[test]
 fn rigs_and_their_poses_pass_the_khronos_validator() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let script = root.join("tools/validate-gltf.mjs");
-    let installed = root.join("tools/node_modules/gltf-validator").is_dir();
-    let node = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !(installed && node) {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "CI=true but the validator is not installed (npm ci --prefix tools)"
-        );
-        eprintln!(
-            "skipping: node or tools/node_modules/gltf-validator missing (run npm ci --prefix tools)"
-        );
+    let Some(script) = skinblend_testkit::gltf_validator() else {
         return;
-    }
+    };
     let out = temp_dir("validate");
     rigs(&out);
     let posed = out.join("posed");

@@ -14,28 +14,7 @@ use skinblend_report::compare::{
     write_model_report, write_report, CompareOptions, CompareSummary, Progress, Stage,
     AGREEMENT_SHARE, FRAMES_CSV,
 };
-
-const SAMPLE_MODELS: [&str; 5] = [
-    "SimpleSkin/SimpleSkin.gltf",
-    "RiggedSimple/RiggedSimple.glb",
-    "RiggedFigure/RiggedFigure.glb",
-    "CesiumMan/CesiumMan.glb",
-    "Fox/Fox.glb",
-];
-
-fn models_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").map_or(true, |ci| ci != "true"),
-        "CI=true but the sample models are missing at {}",
-        dir.display()
-    );
-    eprintln!("skipping: sample models not found at {}", dir.display());
-    None
-}
+use skinblend_testkit::{models_dir, SAMPLES};
 
 fn fresh_dir(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
@@ -141,7 +120,7 @@ fn parse_csv(dir: &Path) -> (Vec<String>, Vec<Vec<Option<f64>>>) {
 fn every_sample_model_gives_a_full_report_with_its_numbers_as_csv() {
     let Some(models) = models_dir() else { return };
     let root = fresh_dir("compare-sample-models");
-    for model in SAMPLE_MODELS {
+    for model in SAMPLES {
         let name = model.split('/').next().expect("name");
         let dir = root.join(name);
         let summary = write_report(&models.join(model), &few_frames(), &dir, &mut |_| {})
