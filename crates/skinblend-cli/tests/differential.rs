@@ -187,28 +187,7 @@ impl Doc {
     }
 
     fn glb(&self) -> Vec<u8> {
-        let mut text = serde_json::to_vec(&self.json).unwrap();
-        while !text.len().is_multiple_of(4) {
-            text.push(b' ');
-        }
-        let mut bin = self.bin.clone();
-        while !bin.len().is_multiple_of(4) {
-            bin.push(0);
-        }
-        let total = 12 + 8 + text.len() + if bin.is_empty() { 0 } else { 8 + bin.len() };
-        let mut out = Vec::with_capacity(total);
-        out.extend_from_slice(b"glTF");
-        out.extend_from_slice(&2u32.to_le_bytes());
-        out.extend_from_slice(&(total as u32).to_le_bytes());
-        out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"JSON");
-        out.extend_from_slice(&text);
-        if !bin.is_empty() {
-            out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-            out.extend_from_slice(b"BIN\0");
-            out.extend_from_slice(&bin);
-        }
-        out
+        skinblend_testkit::glb_bytes(&serde_json::to_vec(&self.json).unwrap(), &self.bin)
     }
 
     fn len(&self, key: &str) -> usize {

@@ -8,7 +8,7 @@ use skinblend_testkit::{models_dir, SAMPLES};
 use support::{skinblend, stderr, temp_dir};
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn s(path: &Path) -> &str {
     path.to_str().unwrap()
@@ -92,27 +92,6 @@ fn split_glb(bytes: &[u8]) -> (serde_json::Value, Vec<u8>) {
     (json, bin)
 }
 
-fn assemble_glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
-    let mut text = serde_json::to_vec(json).unwrap();
-    text.resize(text.len().next_multiple_of(4), b' ');
-    let mut bin = bin.to_vec();
-    bin.resize(bin.len().next_multiple_of(4), 0);
-    let total = 12 + 8 + text.len() + if bin.is_empty() { 0 } else { 8 + bin.len() };
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&text);
-    if !bin.is_empty() {
-        out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"BIN\0");
-        out.extend_from_slice(&bin);
-    }
-    out
-}
-
 /// A copy of `model` in `dir` with its animations removed from the JSON (buffers kept).
 fn without_animations(model: &Path, dir: &Path) -> PathBuf {
     let bytes = std::fs::read(model).unwrap();
@@ -121,7 +100,11 @@ fn without_animations(model: &Path, dir: &Path) -> PathBuf {
     if bytes.starts_with(b"glTF") {
         let (mut json, bin) = split_glb(&bytes);
         assert!(json.as_object_mut().unwrap().remove("animations").is_some());
-        std::fs::write(&copy, assemble_glb(&json, &bin)).unwrap();
+        std::fs::write(
+            &copy,
+            skinblend_testkit::glb_bytes(&serde_json::to_vec(&json).unwrap(), &bin),
+        )
+        .unwrap();
     } else {
         let mut json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         assert!(json.as_object_mut().unwrap().remove("animations").is_some());
@@ -541,17 +524,7 @@ fn rigs_and_their_poses_pass_the_khronos_validator() {
         .collect();
     files.sort();
     assert_eq!(files.len(), 5 + 2 * 3, "{files:?}");
-    let validate = Command::new("node")
-        .arg(&script)
-        .args(&files)
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&validate.stdout);
-    assert!(
-        validate.status.success(),
-        "validator found errors:\n{report}{}",
-        stderr(&validate)
-    );
+    let report = skinblend_testkit::validator_report(&script, &files);
     assert_eq!(
         report.matches(": 0 errors, 0 warnings").count(),
         files.len(),

@@ -1,11 +1,12 @@
 //! Test helpers shared by the skinblend crates' tests (a dev-dependency only, never published):
-//! where the sample models are, which they are, and how to reach the Khronos glTF-Validator.
+//! where the sample models are, which they are, how to run the Khronos glTF-Validator, and a GLB
+//! writer for test files.
 //!
 //! Outside CI a missing folder or tool makes a test skip with a message on stderr; under
 //! `CI=true` it is a failure, since CI must run every test.
 #![warn(missing_docs)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every sample model, relative to [`models_dir`].
@@ -77,4 +78,50 @@ pub fn gltf_validator() -> Option<PathBuf> {
         "skipping: node or tools/node_modules/gltf-validator missing (run npm ci --prefix tools)"
     );
     None
+}
+
+/// Runs the glTF-Validator `script` (from [`gltf_validator`]) on `files` and returns its report
+/// (one line per file: `<file>: N errors, M warnings`, then the messages).
+///
+/// # Panics
+/// When node cannot be started or the validator exits unsuccessfully (a file with errors):
+/// the message holds the report and node's stderr.
+#[must_use]
+pub fn validator_report(script: &Path, files: &[PathBuf]) -> String {
+    let run = Command::new("node")
+        .arg(script)
+        .args(files)
+        .output()
+        .expect("run node");
+    let report = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(
+        run.status.success(),
+        "validator found errors:\n{report}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    report
+}
+
+/// A GLB container (glTF 2.0 binary): the `json` text padded with spaces and the `bin` chunk
+/// padded with zeros to 4 bytes, the BIN chunk left out when `bin` is empty.
+#[must_use]
+pub fn glb_bytes(json: &[u8], bin: &[u8]) -> Vec<u8> {
+    let mut text = json.to_vec();
+    text.resize(text.len().next_multiple_of(4), b' ');
+    let mut bin = bin.to_vec();
+    bin.resize(bin.len().next_multiple_of(4), 0);
+    let total = 12 + 8 + text.len() + if bin.is_empty() { 0 } else { 8 + bin.len() };
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&text);
+    if !bin.is_empty() {
+        out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+        out.extend_from_slice(b"BIN\0");
+        out.extend_from_slice(&bin);
+    }
+    out
 }

@@ -27,3 +27,14 @@ pub fn temp_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("scratch folder");
     dir
 }
+
+/// Runs `skinblend` with `args`: its exit code (-1 when killed by a signal), stdout and stderr
+/// (which must be UTF-8).
+pub fn run(args: &[&str]) -> (i32, String, String) {
+    let output = skinblend(args);
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8(output.stdout).expect("UTF-8 stdout"),
+        String::from_utf8(output.stderr).expect("UTF-8 stderr"),
+    )
+}

@@ -5,8 +5,7 @@ use gltf::json::accessor::Type;
 use gltf::json::Root;
 
 use super::types::{Node, Skin, Trs, MAX_NODE_DEPTH};
-use super::validate::{affine_from_cols, check_no_stride, finite_or, FLOAT};
-use crate::accessor;
+use super::validate::{affine_from_cols, finite_or, read_unstrided, FLOAT};
 use crate::error::{GltfError, Result};
 
 pub(super) fn nodes_rotation_repairs(root: &Root) -> usize {
@@ -161,15 +160,8 @@ pub(super) fn load_skins(root: &Root, buffers: &[Vec<u8>]) -> Result<Vec<Skin>> 
             None => vec![Mat4::IDENTITY; joints.len()],
             Some(index) => {
                 let context = format!("{path}.inverseBindMatrices");
-                check_no_stride(root, index.value(), &context)?;
-                let data = accessor::read_typed(
-                    root,
-                    buffers,
-                    index.value(),
-                    &context,
-                    Type::Mat4,
-                    &[FLOAT],
-                )?;
+                let data =
+                    read_unstrided(root, buffers, index.value(), &context, Type::Mat4, &[FLOAT])?;
                 if data.count() != joints.len() {
                     return Err(GltfError::invalid(
                         context,

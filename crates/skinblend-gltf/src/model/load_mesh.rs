@@ -10,7 +10,7 @@ use skinblend::{InfluenceBuildReport, Influences};
 
 use super::types::{Mesh, MorphTarget, Primitive, Repairs, ROTATION_CENTER_ATTRIBUTE};
 use super::validate::{
-    check_no_stride, check_unit, check_vertex_attributes, checked_count, finite_or, FLOAT,
+    check_unit, check_vertex_attributes, checked_count, finite_or, read_unstrided, FLOAT,
     INDEX_TYPES, JOINT_TYPES, QUANTIZED_ANY, SIGNED_NORMALIZED, WEIGHT_TYPES,
 };
 use crate::accessor::{self, AccessorData};
@@ -195,8 +195,7 @@ pub(super) fn load_primitive(
         None => None,
         Some(index) => {
             let context = format!("{path}.indices");
-            check_no_stride(root, index.value(), &context)?;
-            let data = accessor::read_typed(
+            let data = read_unstrided(
                 root,
                 buffers,
                 index.value(),

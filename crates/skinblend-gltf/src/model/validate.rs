@@ -300,6 +300,20 @@ pub(super) fn check_no_stride(root: &Root, accessor: usize, context: &str) -> Re
     Ok(())
 }
 
+/// Accessor `index` as `ty` with a component type in `allowed`, refused when its buffer view
+/// has a byteStride (`context` names the use, e.g. `skins[0].inverseBindMatrices`).
+pub(super) fn read_unstrided(
+    root: &Root,
+    buffers: &[Vec<u8>],
+    index: usize,
+    context: &str,
+    ty: Type,
+    allowed: &[(ComponentType, bool)],
+) -> Result<AccessorData> {
+    check_no_stride(root, index, context)?;
+    accessor::read_typed(root, buffers, index, context, ty, allowed)
+}
+
 pub(super) fn checked_count(
     path: &str,
     what: &str,
