@@ -31,7 +31,7 @@ fn exercise(model: &Model) {
     let _ = model.find_animation("walk");
 
     // Every channel's sampler at the keys' ends, between and beyond.
-    for animation in &model.animations() {
+    for animation in model.animations() {
         let (start, end) = (animation.start_s, animation.end_s);
         let times = [start - 1.0, start, 0.5 * (start + end), end, end + 1.0];
         for channel in &animation.channels {
@@ -67,7 +67,7 @@ fn exercise(model: &Model) {
         for skin in 0..model.skins().len() {
             let _ = model.palette(pose, skin);
         }
-        for &n in &model.order() {
+        for &n in model.order() {
             let Some(mesh) = model.nodes()[n].mesh.and_then(|m| model.meshes().get(m)) else {
                 continue;
             };
