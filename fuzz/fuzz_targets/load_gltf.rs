@@ -31,7 +31,7 @@ fn exercise(model: &Model) {
     let _ = model.find_animation("walk");
 
     // Every channel's sampler at the keys' ends, between and beyond.
-    for animation in &model.animations {
+    for animation in model.animations() {
         let (start, end) = (animation.start_s, animation.end_s);
         let times = [start - 1.0, start, 0.5 * (start + end), end, end + 1.0];
         for channel in &animation.channels {
@@ -46,13 +46,13 @@ fn exercise(model: &Model) {
         }
     }
 
-    for skin in 0..model.skins.len() {
+    for skin in 0..model.skins().len() {
         let _ = model.bind_palette(skin);
     }
 
     // The rest pose, then each animation (at most a few) at its start, middle and end.
     let mut poses = vec![model.rest_pose()];
-    for (a, animation) in model.animations.iter().enumerate().take(4) {
+    for (a, animation) in model.animations().iter().enumerate().take(4) {
         let middle = 0.5 * (animation.start_s + animation.end_s);
         for t in [animation.start_s, middle, animation.end_s + 1.0] {
             if let Ok(pose) = model.pose(Some(a), t) {
@@ -60,15 +60,15 @@ fn exercise(model: &Model) {
             }
         }
     }
-    let _ = model.pose(Some(model.animations.len()), 0.0);
+    let _ = model.pose(Some(model.animations().len()), 0.0);
     let _ = model.pose(None, f32::NAN);
 
     for (p, pose) in poses.iter().enumerate() {
-        for skin in 0..model.skins.len() {
+        for skin in 0..model.skins().len() {
             let _ = model.palette(pose, skin);
         }
-        for &n in &model.order {
-            let Some(mesh) = model.nodes[n].mesh.and_then(|m| model.meshes.get(m)) else {
+        for &n in model.order() {
+            let Some(mesh) = model.nodes()[n].mesh.and_then(|m| model.meshes().get(m)) else {
                 continue;
             };
             for primitive in &mesh.primitives {

@@ -12,10 +12,9 @@ use glam::{Vec3, Vec4};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use skinblend::fixtures::{benchmark_mesh, BenchmarkMesh};
+// The rig, its joint count and seed are the GPU benchmark's: both measure the same mesh.
 use skinblend::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs};
-
-/// Joints in the benchmark rigs (ozz-animation's SkinningJob figures use 64 as well).
-const BENCH_JOINTS: usize = 64;
+use skinblend_gpu::bench::{bench_rig, BENCH_JOINTS};
 
 /// Which vertex attributes are skinned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,7 +153,7 @@ pub fn run(plan: &Plan, show_progress: bool) -> Result<(Vec<Row>, Vec<PrepareRow
     let mut rows = Vec::new();
     for &vertices in &plan.vertices {
         for &influences in &plan.influences {
-            let mesh = benchmark_mesh(vertices, influences, BENCH_JOINTS, 0x5EED);
+            let mesh = bench_rig(vertices, influences);
             let mut out = Outputs::new(vertices);
             for &attributes in &plan.attributes {
                 for &backend in &plan.backends {

@@ -121,7 +121,7 @@ pub fn run(request: &Request) -> Result<()> {
     let animation = match (request.when, request.animation) {
         (When::Rest, _) => None,
         (_, Some(name)) => Some(model.find_animation(name).with_context(context)?),
-        (_, None) => (!model.animations.is_empty()).then_some(0),
+        (_, None) => (!model.animations().is_empty()).then_some(0),
     };
     let jobs = match (request.when, &template) {
         (When::Frames { fps, range }, Some(template)) => {
@@ -192,7 +192,7 @@ pub fn run(request: &Request) -> Result<()> {
     };
     bar.finish_and_clear();
 
-    let animation_name = animation.map(|a| match &model.animations[a].name {
+    let animation_name = animation.map(|a| match &model.animations()[a].name {
         Some(name) => format!("animation {a} {name:?}"),
         None => format!("animation {a}"),
     });
@@ -202,7 +202,7 @@ pub fn run(request: &Request) -> Result<()> {
             "method": method.name(),
             "backend": if request.gpu { "gpu" } else { "cpu" },
             "animation": animation,
-            "animation_name": animation.and_then(|a| model.animations[a].name.clone()),
+            "animation_name": animation.and_then(|a| model.animations()[a].name.clone()),
             "rest": matches!(request.when, When::Rest) || animation.is_none(),
             "fps": match request.when { When::Frames { fps, .. } => Some(fps), _ => None },
             "poses": records,
@@ -304,7 +304,7 @@ fn frame_jobs(
     range: Option<FrameRange>,
     template: &FrameTemplate,
 ) -> Result<Vec<Job>> {
-    let clip = &model.animations[animation];
+    let clip = &model.animations()[animation];
     let duration_s = f64::from(clip.end_s - clip.start_s).max(0.0);
     // The last frame at or before the end; 1e-6 of a frame forgives the end time's rounding.
     let last_frame = (duration_s * f64::from(fps) + 1e-6).floor() as u64;

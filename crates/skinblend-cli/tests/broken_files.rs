@@ -3,29 +3,27 @@
 //! existing good output is left as it was, and no temporary file is left behind). Bad usage
 //! exits 2.
 
-#[path = "../../skinblend-gltf/tests/common/mod.rs"]
-mod common;
+mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use support::{command, temp_dir};
 
-use common::{strip, Builder};
-use serde_json::json;
-
+/// Runs `skinblend` with backtraces on, so that a panic would show in its stderr.
 fn skinblend(args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_skinblend"))
+    command()
         .args(args)
         .env("RUST_BACKTRACE", "1")
         .output()
         .expect("run skinblend")
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("skinblend-broken-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+#[path = "../../skinblend-gltf/tests/common/mod.rs"]
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::{strip, Builder};
+use serde_json::json;
 
 /// A broken file: its name, its bytes (and an external buffer where it needs one), and text
 /// the error must contain to name the place.

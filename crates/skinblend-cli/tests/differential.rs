@@ -187,28 +187,7 @@ impl Doc {
     }
 
     fn glb(&self) -> Vec<u8> {
-        let mut text = serde_json::to_vec(&self.json).unwrap();
-        while !text.len().is_multiple_of(4) {
-            text.push(b' ');
-        }
-        let mut bin = self.bin.clone();
-        while !bin.len().is_multiple_of(4) {
-            bin.push(0);
-        }
-        let total = 12 + 8 + text.len() + if bin.is_empty() { 0 } else { 8 + bin.len() };
-        let mut out = Vec::with_capacity(total);
-        out.extend_from_slice(b"glTF");
-        out.extend_from_slice(&2u32.to_le_bytes());
-        out.extend_from_slice(&(total as u32).to_le_bytes());
-        out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"JSON");
-        out.extend_from_slice(&text);
-        if !bin.is_empty() {
-            out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-            out.extend_from_slice(b"BIN\0");
-            out.extend_from_slice(&bin);
-        }
-        out
+        skinblend_testkit::glb_bytes(&serde_json::to_vec(&self.json).unwrap(), &self.bin)
     }
 
     fn len(&self, key: &str) -> usize {
@@ -1063,21 +1042,9 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 #[test]
 fn skinblend_refuses_what_the_khronos_validator_refuses() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let script = root.join("tools/validate-gltf.mjs");
-    let installed = root.join("tools/node_modules/gltf-validator").is_dir();
-    let node = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !(installed && node) {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "CI=true but the validator is not installed (npm ci --prefix tools)"
-        );
-        eprintln!("skipping: node or tools/node_modules/gltf-validator missing (run npm ci --prefix tools)");
+    let Some(script) = skinblend_testkit::gltf_validator() else {
         return;
-    }
+    };
     let count = env_u64("SKINBLEND_DIFF_COUNT", DEFAULT_COUNT);
     let seed = env_u64("SKINBLEND_DIFF_SEED", DEFAULT_SEED);
     let keep = std::env::var_os("SKINBLEND_DIFF_KEEP").map(PathBuf::from);
@@ -1107,7 +1074,8 @@ fn skinblend_refuses_what_the_khronos_validator_refuses() {
 
     // The regression files kept from earlier findings (crates/skinblend-gltf/tests/data/validator,
     // tested against the loader in validator_findings.rs) are what the validator says they are.
-    let findings_dir = root.join("crates/skinblend-gltf/tests/data/validator");
+    let findings_dir =
+        skinblend_testkit::repository_root().join("crates/skinblend-gltf/tests/data/validator");
     let mut findings: Vec<PathBuf> = std::fs::read_dir(&findings_dir)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -5,45 +5,18 @@
 //! (`npm ci --prefix tools`) and Chromium are used when present; a test that lacks one skips
 //! with a message, except under `CI=true`, where it fails (`.ci/run` installs them).
 
+mod support;
+
+use skinblend_testkit::{in_ci, models_dir, repository_root};
+use support::skinblend;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn skinblend(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_skinblend"))
-        .args(args)
-        .output()
-        .expect("run skinblend")
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
 
 fn temporary(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("skinblend-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
-}
-
-fn models_or_skip() -> Option<PathBuf> {
-    let models = workspace().join("../shared/models");
-    if models.is_dir() {
-        return Some(models);
-    }
-    assert!(
-        !in_ci(),
-        "CI=true but the sample models are missing at {}",
-        models.display()
-    );
-    eprintln!(
-        "sample models missing at {}: model cases skipped",
-        models.display()
-    );
-    None
 }
 
 #[test]
@@ -96,7 +69,7 @@ fn read_f32(path: &Path) -> Vec<f32> {
 fn conformance_writes_the_cases_the_manifest_names() {
     let dir = temporary("conformance");
     let mut args = vec!["conformance", "-o", dir.to_str().unwrap()];
-    let models = models_or_skip();
+    let models = models_dir();
     let models_arg = models.as_ref().map(|m| m.to_string_lossy().into_owned());
     if let Some(m) = &models_arg {
         args.extend(["--models", m]);
@@ -194,7 +167,7 @@ fn node_or_skip() -> Option<()> {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
-    let playwright = workspace()
+    let playwright = repository_root()
         .join("tools/node_modules/playwright-core")
         .is_dir();
     let chromium =
@@ -221,7 +194,7 @@ fn webgl2_page_agrees_with_every_vector() {
     let vectors = temporary("webgl-vectors");
     let shaders = temporary("webgl-shaders");
     let mut args = vec!["conformance", "-o", vectors.to_str().unwrap()];
-    let models = models_or_skip().map(|m| m.to_string_lossy().into_owned());
+    let models = models_dir().map(|m| m.to_string_lossy().into_owned());
     if let Some(m) = &models {
         args.extend(["--models", m]);
     }
@@ -236,7 +209,7 @@ fn webgl2_page_agrees_with_every_vector() {
     .status
     .success());
     let out = Command::new("node")
-        .arg(workspace().join("web/conformance/run.mjs"))
+        .arg(repository_root().join("web/conformance/run.mjs"))
         .arg(&vectors)
         .arg(&shaders)
         .output()

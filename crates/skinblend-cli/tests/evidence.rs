@@ -1,23 +1,13 @@
 //! `skinblend evidence` as a user runs it: the table (100 columns, or --wide), the reference
 //! figures beside ours, the JSON keys scripts read, and --help wrapped.
 
-use std::process::Command;
+mod support;
 
-fn skinblend(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_skinblend"))
-        .args(args)
-        .output()
-        .expect("run skinblend");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
-    )
-}
+use support::run;
 
 #[test]
 fn wide_table_shows_the_reference_figures_side_by_side() {
-    let (code, stdout, stderr) = skinblend(&["evidence", "--wide"]);
+    let (code, stdout, stderr) = run(&["evidence", "--wide"]);
     assert_eq!(code, 0, "{stderr}");
     let line = stdout
         .lines()
@@ -46,7 +36,7 @@ fn wide_table_shows_the_reference_figures_side_by_side() {
 
 #[test]
 fn default_table_fits_100_columns_and_has_every_row() {
-    let (code, stdout, stderr) = skinblend(&["evidence"]);
+    let (code, stdout, stderr) = run(&["evidence"]);
     assert_eq!(code, 0, "{stderr}");
     for line in stdout.lines() {
         assert!(
@@ -96,8 +86,8 @@ const MAKING_WORDS: &[&str] = &["seed", "the issue", "session"];
 
 #[test]
 fn output_and_help_speak_of_what_the_figures_are() {
-    let (_, table, _) = skinblend(&["evidence"]);
-    let (_, wide, _) = skinblend(&["evidence", "--wide"]);
+    let (_, table, _) = run(&["evidence"]);
+    let (_, wide, _) = run(&["evidence", "--wide"]);
     let mut texts = vec![table, wide];
     for command in [
         &[][..],
@@ -111,7 +101,7 @@ fn output_and_help_speak_of_what_the_figures_are() {
     ] {
         let mut args = command.to_vec();
         args.push("--help");
-        let (code, help, stderr) = skinblend(&args);
+        let (code, help, stderr) = run(&args);
         assert_eq!(code, 0, "{args:?}: {stderr}");
         // Wrapped: clap's wrap_help keeps help lines to the terminal's width (100 columns when
         // the width is unknown, as here).
@@ -131,7 +121,7 @@ fn output_and_help_speak_of_what_the_figures_are() {
 
 #[test]
 fn json_rows_have_the_documented_keys_and_fixture_names() {
-    let (code, stdout, stderr) = skinblend(&["evidence", "--json"]);
+    let (code, stdout, stderr) = run(&["evidence", "--json"]);
     assert_eq!(code, 0, "{stderr}");
     let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout).expect("a JSON array");
     let keys = [
@@ -217,6 +207,6 @@ fn json_rows_have_the_documented_keys_and_fixture_names() {
 
 #[test]
 fn bad_usage_exits_2() {
-    let (code, _, stderr) = skinblend(&["evidence", "--no-such-flag"]);
+    let (code, _, stderr) = run(&["evidence", "--no-such-flag"]);
     assert_eq!(code, 2, "{stderr}");
 }

@@ -2,47 +2,12 @@
 //! naming the file and the place, 2 bad usage), outputs, and the Khronos validator on the
 //! exports of every sample model.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn skinblend(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skinblend"))
-        .args(args)
-        .output()
-        .expect("run skinblend")
-}
+use skinblend_testkit::{models_dir, SAMPLES};
+use support::{skinblend, stderr, temp_dir};
 
-fn models_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models");
-    if dir.join("CesiumMan/CesiumMan.glb").is_file() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").map_or(true, |v| v != "true"),
-        "CI=true but the sample models are missing at {}",
-        dir.display()
-    );
-    eprintln!("skipping: sample models not found at {}", dir.display());
-    None
-}
-
-const SAMPLES: &[&str] = &[
-    "SimpleSkin/SimpleSkin.gltf",
-    "RiggedSimple/RiggedSimple.glb",
-    "RiggedFigure/RiggedFigure.glb",
-    "CesiumMan/CesiumMan.glb",
-    "Fox/Fox.glb",
-];
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("skinblend-cli-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use std::path::Path;
 
 #[test]
 fn info_describes_every_sample_model() {
@@ -130,21 +95,9 @@ fn pose_writes_glb_gltf_and_obj_and_the_done_when_command_works() {
 #[test]
 fn exports_of_every_sample_pass_the_khronos_validator() {
     let Some(dir) = models_dir() else { return };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let script = root.join("tools/validate-gltf.mjs");
-    let installed = root.join("tools/node_modules/gltf-validator").is_dir();
-    let node = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !(installed && node) {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "CI=true but the validator is not installed (npm ci --prefix tools)"
-        );
-        eprintln!("skipping: node or tools/node_modules/gltf-validator missing (run npm ci --prefix tools)");
+    let Some(script) = skinblend_testkit::gltf_validator() else {
         return;
-    }
+    };
     let out = temp_dir("validate");
     let mut files = Vec::new();
     for name in SAMPLES {
@@ -191,18 +144,8 @@ fn exports_of_every_sample_pass_the_khronos_validator() {
         assert!(run.status.success(), "{}", stderr(&run));
         files.extend([centers, posed]);
     }
-    let validate = Command::new("node")
-        .arg(&script)
-        .args(&files)
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&validate.stdout);
+    let report = skinblend_testkit::validator_report(&script, &files);
     eprintln!("{report}");
-    assert!(
-        validate.status.success(),
-        "validator found errors:\n{report}{}",
-        stderr(&validate)
-    );
     assert_eq!(
         report.matches(": 0 errors").count(),
         files.len(),

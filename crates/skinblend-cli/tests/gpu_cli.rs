@@ -2,28 +2,18 @@
 //! file, `bench --gpu` prints its rows. Without an adapter these print why and pass, unless
 //! `SKINBLEND_REQUIRE_GPU=1` (set in CI), when they fail.
 
-use std::process::Command;
+mod support;
+
+use support::run;
 
 /// GPU against CPU for measurements derived from vertices that agree within 1e-5 relative
 /// (see skinblend-gpu's GPU_VS_CPU); ratios of lengths keep that order.
 const GPU_VS_CPU: f64 = 1e-5;
 
-fn skinblend(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_skinblend"))
-        .args(args)
-        .output()
-        .expect("run skinblend");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
 /// Runs a `--gpu` command; `None` (with a message) when it failed for want of an adapter and
 /// the GPU is not required.
 fn gpu_run(args: &[&str]) -> Option<String> {
-    let (code, stdout, stderr) = skinblend(args);
+    let (code, stdout, stderr) = run(args);
     if code != 0 && stderr.contains("no GPU adapter") {
         let required = std::env::var("SKINBLEND_REQUIRE_GPU").is_ok_and(|v| v == "1");
         assert!(!required, "SKINBLEND_REQUIRE_GPU=1 but: {stderr}");
@@ -39,7 +29,7 @@ fn evidence_on_the_gpu_gives_the_cpu_rows() {
     let Some(gpu) = gpu_run(&["evidence", "--gpu", "--json"]) else {
         return;
     };
-    let (code, cpu, stderr) = skinblend(&["evidence", "--json"]);
+    let (code, cpu, stderr) = run(&["evidence", "--json"]);
     assert_eq!(code, 0, "{stderr}");
     let gpu: serde_json::Value = serde_json::from_str(&gpu).expect("GPU JSON");
     let cpu: serde_json::Value = serde_json::from_str(&cpu).expect("CPU JSON");
@@ -98,7 +88,7 @@ fn pose_on_the_gpu_writes_the_cpu_file() {
         let Some(_) = gpu_run(&[&args[..], &[&gpu_path, "--gpu"]].concat()) else {
             return;
         };
-        let (code, _, stderr) = skinblend(&[&args[..], &[&cpu_path]].concat());
+        let (code, _, stderr) = run(&[&args[..], &[&cpu_path]].concat());
         assert_eq!(code, 0, "{stderr}");
         let vertices = |path: &std::path::Path| -> Vec<f64> {
             std::fs::read_to_string(path)

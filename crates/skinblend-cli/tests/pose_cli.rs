@@ -2,48 +2,13 @@
 //! `{frame}`), the summary and `--json`; and the guard that refuses to write over the input on
 //! every command that writes.
 
+mod support;
+
+use skinblend_testkit::{models_dir, SAMPLES};
+use support::{skinblend, stderr, temp_dir};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn skinblend(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skinblend"))
-        .args(args)
-        .output()
-        .expect("run skinblend")
-}
-
-fn models_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models");
-    if dir.join("CesiumMan/CesiumMan.glb").is_file() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").map_or(true, |v| v != "true"),
-        "CI=true but the sample models are missing at {}",
-        dir.display()
-    );
-    eprintln!("skipping: sample models not found at {}", dir.display());
-    None
-}
-
-const SAMPLES: &[&str] = &[
-    "SimpleSkin/SimpleSkin.gltf",
-    "RiggedSimple/RiggedSimple.glb",
-    "RiggedFigure/RiggedFigure.glb",
-    "CesiumMan/CesiumMan.glb",
-    "Fox/Fox.glb",
-];
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("skinblend-pose-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use std::process::Output;
 
 fn s(path: &Path) -> &str {
     path.to_str().unwrap()
@@ -127,27 +92,6 @@ fn split_glb(bytes: &[u8]) -> (serde_json::Value, Vec<u8>) {
     (json, bin)
 }
 
-fn assemble_glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
-    let mut text = serde_json::to_vec(json).unwrap();
-    text.resize(text.len().next_multiple_of(4), b' ');
-    let mut bin = bin.to_vec();
-    bin.resize(bin.len().next_multiple_of(4), 0);
-    let total = 12 + 8 + text.len() + if bin.is_empty() { 0 } else { 8 + bin.len() };
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&text);
-    if !bin.is_empty() {
-        out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"BIN\0");
-        out.extend_from_slice(&bin);
-    }
-    out
-}
-
 /// A copy of `model` in `dir` with its animations removed from the JSON (buffers kept).
 fn without_animations(model: &Path, dir: &Path) -> PathBuf {
     let bytes = std::fs::read(model).unwrap();
@@ -156,7 +100,11 @@ fn without_animations(model: &Path, dir: &Path) -> PathBuf {
     if bytes.starts_with(b"glTF") {
         let (mut json, bin) = split_glb(&bytes);
         assert!(json.as_object_mut().unwrap().remove("animations").is_some());
-        std::fs::write(&copy, assemble_glb(&json, &bin)).unwrap();
+        std::fs::write(
+            &copy,
+            skinblend_testkit::glb_bytes(&serde_json::to_vec(&json).unwrap(), &bin),
+        )
+        .unwrap();
     } else {
         let mut json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         assert!(json.as_object_mut().unwrap().remove("animations").is_some());
@@ -540,23 +488,9 @@ fn every_command_that_writes_refuses_to_write_over_its_input() {
 /// validator must be installed (`.ci/run` does it).
 #[test]
 fn rigs_and_their_poses_pass_the_khronos_validator() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let script = root.join("tools/validate-gltf.mjs");
-    let installed = root.join("tools/node_modules/gltf-validator").is_dir();
-    let node = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !(installed && node) {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "CI=true but the validator is not installed (npm ci --prefix tools)"
-        );
-        eprintln!(
-            "skipping: node or tools/node_modules/gltf-validator missing (run npm ci --prefix tools)"
-        );
+    let Some(script) = skinblend_testkit::gltf_validator() else {
         return;
-    }
+    };
     let out = temp_dir("validate");
     rigs(&out);
     let posed = out.join("posed");
@@ -590,17 +524,7 @@ fn rigs_and_their_poses_pass_the_khronos_validator() {
         .collect();
     files.sort();
     assert_eq!(files.len(), 5 + 2 * 3, "{files:?}");
-    let validate = Command::new("node")
-        .arg(&script)
-        .args(&files)
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&validate.stdout);
-    assert!(
-        validate.status.success(),
-        "validator found errors:\n{report}{}",
-        stderr(&validate)
-    );
+    let report = skinblend_testkit::validator_report(&script, &files);
     assert_eq!(
         report.matches(": 0 errors, 0 warnings").count(),
         files.len(),

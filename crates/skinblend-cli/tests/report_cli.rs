@@ -1,28 +1,11 @@
 //! `skinblend evidence --out DIR` and `skinblend compare FILE --out DIR` write their reports.
 
+mod support;
+
+use skinblend_testkit::models_dir;
+use support::skinblend;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn models_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").map_or(true, |ci| ci != "true"),
-        "CI=true but the sample models are missing at {}",
-        dir.display()
-    );
-    eprintln!("skipping: sample models not found at {}", dir.display());
-    None
-}
-
-fn skinblend(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_skinblend"))
-        .args(args)
-        .output()
-        .expect("run skinblend")
-}
 
 fn fresh_dir(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);

@@ -251,7 +251,7 @@ fn every_single_byte_corruption_of_the_json_is_handled() {
             let mut bytes = glb.clone();
             bytes[at] = replacement;
             if let Ok(model) = Model::from_bytes(&bytes, None) {
-                for a in 0..model.animations.len() {
+                for a in 0..model.animations().len() {
                     if let Ok(pose) = model.pose(Some(a), 0.5) {
                         let _ = model.skin_scene(&pose, &skinblend::SkinOptions::default());
                     }

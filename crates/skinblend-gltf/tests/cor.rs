@@ -53,7 +53,7 @@ fn every_sample_precomputes_its_centers_and_poses_with_cor() {
 
         let start = Instant::now();
         let (mut vertices, mut without_center, mut sub_triangles, mut clusters) = (0, 0, 0, 0);
-        for primitive in model.meshes.iter().flat_map(|m| &m.primitives) {
+        for primitive in model.meshes().iter().flat_map(|m| &m.primitives) {
             let Some(influences) = &primitive.influences else {
                 continue;
             };
@@ -113,7 +113,7 @@ fn every_sample_precomputes_its_centers_and_poses_with_cor() {
         );
 
         // Each animation's middle: finite, and DQS's sign handling and counts.
-        for (a, animation) in model.animations.iter().enumerate() {
+        for (a, animation) in model.animations().iter().enumerate() {
             let pose = model
                 .pose(Some(a), (animation.start_s + animation.end_s) / 2.0)
                 .unwrap();
@@ -138,7 +138,7 @@ fn every_sample_precomputes_its_centers_and_poses_with_cor() {
 /// The centers' bits, NaN (no center) included, for exact comparison.
 fn center_bits(model: &Model) -> Vec<[u32; 3]> {
     model
-        .meshes
+        .meshes()
         .iter()
         .flat_map(|m| &m.primitives)
         .flat_map(|p| p.rotation_centers.iter().flatten())

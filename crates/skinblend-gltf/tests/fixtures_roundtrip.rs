@@ -161,7 +161,7 @@ fn core_fixtures_round_trip_through_glb() {
                 // And the export carries the posed mesh exactly.
                 let out = Model::from_bytes(&export::to_glb(&model, &pose, &posed).unwrap(), None)
                     .unwrap();
-                assert_eq!(out.meshes[0].primitives[0].positions, got.positions);
+                assert_eq!(out.meshes()[0].primitives[0].positions, got.positions);
             }
         }
     }

@@ -23,7 +23,7 @@ fn every_load_gltf_seed_loads_skins_exports_and_reloads() {
         let name = path.display();
         let model = Model::from_bytes(&bytes, None).unwrap_or_else(|e| panic!("{name}: {e}"));
         info::summary(&model).unwrap_or_else(|e| panic!("{name}: info: {e}"));
-        let animation = (!model.animations.is_empty()).then_some(0);
+        let animation = (!model.animations().is_empty()).then_some(0);
         let pose = model
             .pose(animation, 0.7)
             .unwrap_or_else(|e| panic!("{name}: pose: {e}"));

@@ -97,7 +97,7 @@ fn every_rig_posed_at_the_time_of_an_angle_equals_the_fixture_at_that_angle() {
         let model = Model::from_bytes(&bytes, None).unwrap();
         let largest = rigs::largest_angle_deg(&fixture);
         assert!(largest > 0.0, "{}: the sweep turns", fixture.name);
-        let animation = &model.animations[0];
+        let animation = &model.animations()[0];
         assert_eq!(animation.end_s, rigs::time_s_of_angle(largest));
         // Every evidence angle (keyframes), and one between keyframes (slerp).
         let mut angles = evidence::angles_deg(&fixture).to_vec();
@@ -140,7 +140,7 @@ fn a_rig_is_not_written_as_obj_and_the_write_is_atomic() {
     assert!(!dir.join("twist.obj").exists());
     rigs::write(&fixture, dir.join("twist.gltf")).unwrap();
     let model = Model::open(dir.join("twist.gltf")).unwrap();
-    assert_eq!(model.animations.len(), 1);
+    assert_eq!(model.animations().len(), 1);
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name())

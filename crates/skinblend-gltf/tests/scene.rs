@@ -18,7 +18,7 @@ fn primitives(posed: &[PosedNode]) -> usize {
 
 fn times_s(model: &Model) -> Vec<f32> {
     let (start_s, end_s) = model
-        .animations
+        .animations()
         .first()
         .map_or((0.0, 0.0), |a| (a.start_s, a.end_s));
     (0..FRAMES)
@@ -34,8 +34,8 @@ fn cor_centers_are_computed_once_per_primitive_over_a_clip() {
         let without_file_centers = model
             .skinned_nodes()
             .iter()
-            .filter_map(|&n| model.nodes[n].mesh)
-            .flat_map(|m| &model.meshes[m].primitives)
+            .filter_map(|&n| model.nodes()[n].mesh)
+            .flat_map(|m| &model.meshes()[m].primitives)
             .filter(|p| p.rotation_centers.is_none())
             .count();
         assert!(
@@ -50,7 +50,7 @@ fn cor_centers_are_computed_once_per_primitive_over_a_clip() {
             &mut |_, _, _| stages += 1,
         )
         .unwrap();
-        let animation = (!model.animations.is_empty()).then_some(0);
+        let animation = (!model.animations().is_empty()).then_some(0);
         for time_s in times_s(&model) {
             let pose = model.pose(animation, time_s).unwrap();
             skinner.skin(&pose).unwrap();
@@ -72,7 +72,7 @@ fn a_long_lived_skinner_equals_a_fresh_one_at_every_frame() {
     let Some(dir) = models_dir() else { return };
     for sample in SAMPLES {
         let model = Model::open(dir.join(sample)).unwrap();
-        let animation = (!model.animations.is_empty()).then_some(0);
+        let animation = (!model.animations().is_empty()).then_some(0);
         for method in [Method::Linear, Method::DualQuaternion] {
             let options = SceneOptions::with_method(method);
             let mut kept = SceneSkinner::cpu(&model, options).unwrap();

@@ -71,6 +71,6 @@ fn every_validator_finding_is_refused_with_its_place() {
 #[test]
 fn a_channel_without_a_target_node_is_ignored() {
     let model = Model::open(data("accepted-channel-without-node")).unwrap();
-    assert_eq!(model.animations[0].channels.len(), 1);
-    assert_eq!(model.animations[0].channels[0].node, 1);
+    assert_eq!(model.animations()[0].channels.len(), 1);
+    assert_eq!(model.animations()[0].channels[0].node, 1);
 }

@@ -5,12 +5,14 @@
 
 use std::time::Instant;
 
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::{Mat4, Vec3, Vec4};
+use skinblend::fixtures::{benchmark_mesh, BenchmarkMesh};
 use skinblend::{prepare, Influences, Method, SkinInput, SkinOptions};
 
 use crate::{GpuError, GpuSkinner};
 
-/// Joints of the synthetic rig: a typical game character's skeleton size.
+/// Joints of the benchmark rig: a typical game character's skeleton size (ozz-animation's
+/// SkinningJob figures use 64 as well).
 pub const BENCH_JOINTS: usize = 64;
 
 /// One benchmark case.
@@ -112,9 +114,8 @@ pub fn bytes_per_vertex(method: Method, influences: usize, normals: bool, tangen
     attributes + 2 * k + 4 * k + centers + attributes
 }
 
-/// A deterministic synthetic rig: positions in a 2 m box, unit normals, tangents, `k`
-/// influences over [`BENCH_JOINTS`] joints with weights summing to 1, a rigid palette, and a
-/// center of rotation for every vertex (CoR's full path).
+/// The benchmark rig ([`bench_rig`]) as the GPU benchmark uploads it, with a center of rotation
+/// for every vertex (CoR's full path).
 #[derive(Debug, Clone)]
 pub struct SyntheticRig {
     /// Bind-pose positions.
@@ -127,66 +128,42 @@ pub struct SyntheticRig {
     pub influences: Influences,
     /// Skin matrices, one per joint.
     pub palette: Vec<Mat4>,
-    /// Centers of rotation, one per vertex: a point 10 cm off the vertex, so every vertex takes
-    /// CoR's full path (no precomputation: the benchmark measures the kernel, not the centers).
+    /// Centers of rotation, one per vertex: the vertex itself, so every vertex takes CoR's full
+    /// path (no precomputation: the benchmark measures the kernel, not the centers).
     pub rotation_centers: Vec<Vec3>,
 }
 
 impl SyntheticRig {
-    /// Builds the rig (allocates it; O(vertices · k)).
+    /// Builds the rig (allocates it; O(vertices · k)): [`bench_rig`], the CPU benchmark's mesh,
+    /// with a center of rotation at every vertex (CoR's full path, as the CPU benchmark has it).
     ///
     /// # Errors
     /// Only if `influences` is 0 ([`skinblend::SkinError::ZeroInfluencesPerVertex`]).
-    pub fn new(vertices: usize, influences: usize, seed: u64) -> Result<Self, GpuError> {
-        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let mut next = move || {
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32
-        };
-        let k = influences;
-        let mut positions = Vec::with_capacity(vertices);
-        let mut normals = Vec::with_capacity(vertices);
-        let mut tangents = Vec::with_capacity(vertices);
-        let mut joints = Vec::with_capacity(vertices * k);
-        let mut weights = Vec::with_capacity(vertices * k);
-        for _ in 0..vertices {
-            positions.push(Vec3::new(next(), next(), next()) * 2.0 - 1.0);
-            let n = (Vec3::new(next(), next(), next()) - 0.5).normalize_or(Vec3::Y);
-            normals.push(n);
-            tangents.push(n.any_orthonormal_vector().extend(1.0));
-            let first = (next() * BENCH_JOINTS as f32) as usize;
-            let mut sum = 0.0;
-            for slot in 0..k {
-                joints.push(((first + slot * 7) % BENCH_JOINTS) as u16);
-                let w = 0.05 + next();
-                weights.push(w);
-                sum += w;
-            }
-            let start = weights.len() - k;
-            weights[start..].iter_mut().for_each(|w| *w /= sum);
+    pub fn new(vertices: usize, influences: usize) -> Result<Self, GpuError> {
+        if influences == 0 {
+            return Err(skinblend::SkinError::ZeroInfluencesPerVertex.into());
         }
-        let influences = Influences::new(k, joints, weights, BENCH_JOINTS)?;
-        let rotation_centers = positions.iter().map(|&p| p + Vec3::splat(0.1)).collect();
-        let palette = (0..BENCH_JOINTS)
-            .map(|_| {
-                let axis = (Vec3::new(next(), next(), next()) - 0.5).normalize_or(Vec3::X);
-                Mat4::from_rotation_translation(
-                    Quat::from_axis_angle(axis, next() * 3.0),
-                    Vec3::new(next(), next(), next()),
-                )
-            })
-            .collect();
+        let mesh = bench_rig(vertices, influences);
         Ok(Self {
-            positions,
-            normals,
-            tangents,
-            influences,
-            palette,
-            rotation_centers,
+            rotation_centers: mesh.positions.clone(),
+            positions: mesh.positions,
+            normals: mesh.normals,
+            tangents: mesh.tangents,
+            influences: mesh.influences,
+            palette: mesh.palette,
         })
     }
+}
+
+/// Seed of the benchmark rig.
+pub const BENCH_SEED: u64 = 0x5EED;
+
+/// The one benchmark rig of `skinblend bench`, CPU and GPU alike:
+/// [`skinblend::fixtures::benchmark_mesh`] with `influences` per vertex over [`BENCH_JOINTS`]
+/// joints, seeded with [`BENCH_SEED`].
+#[must_use]
+pub fn bench_rig(vertices: usize, influences: usize) -> BenchmarkMesh {
+    benchmark_mesh(vertices, influences, BENCH_JOINTS, BENCH_SEED)
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -244,7 +221,7 @@ fn read_timestamps(gpu: &GpuSkinner, query_set: &wgpu::QuerySet) -> Result<f64, 
 /// Any [`GpuError`] of upload or skinning (e.g. [`GpuError::BufferTooLarge`] for a mesh the
 /// device cannot hold).
 pub fn run(gpu: &GpuSkinner, case: &GpuBenchCase) -> Result<GpuBenchRow, GpuError> {
-    let rig = SyntheticRig::new(case.vertices, case.influences, 1)?;
+    let rig = SyntheticRig::new(case.vertices, case.influences)?;
     let mut input = SkinInput::new(
         &rig.positions,
         case.normals.then_some(&rig.normals[..]),

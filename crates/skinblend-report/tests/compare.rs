@@ -14,28 +14,7 @@ use skinblend_report::compare::{
     write_model_report, write_report, CompareOptions, CompareSummary, Progress, Stage,
     AGREEMENT_SHARE, FRAMES_CSV,
 };
-
-const SAMPLE_MODELS: [&str; 5] = [
-    "SimpleSkin/SimpleSkin.gltf",
-    "RiggedSimple/RiggedSimple.glb",
-    "RiggedFigure/RiggedFigure.glb",
-    "CesiumMan/CesiumMan.glb",
-    "Fox/Fox.glb",
-];
-
-fn models_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").map_or(true, |ci| ci != "true"),
-        "CI=true but the sample models are missing at {}",
-        dir.display()
-    );
-    eprintln!("skipping: sample models not found at {}", dir.display());
-    None
-}
+use skinblend_testkit::{models_dir, SAMPLES};
 
 fn fresh_dir(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
@@ -141,7 +120,7 @@ fn parse_csv(dir: &Path) -> (Vec<String>, Vec<Vec<Option<f64>>>) {
 fn every_sample_model_gives_a_full_report_with_its_numbers_as_csv() {
     let Some(models) = models_dir() else { return };
     let root = fresh_dir("compare-sample-models");
-    for model in SAMPLE_MODELS {
+    for model in SAMPLES {
         let name = model.split('/').next().expect("name");
         let dir = root.join(name);
         let summary = write_report(&models.join(model), &few_frames(), &dir, &mut |_| {})
@@ -271,8 +250,9 @@ fn a_failed_or_interrupted_compare_leaves_the_earlier_report_as_it_was() {
 /// `model` with every vertex bound to its heaviest joint alone, with weight 1: a rigid rig,
 /// where LBS, DQS and CoR apply the same transform to every vertex.
 fn rigid(mut model: Model) -> Model {
-    for mesh in &mut model.meshes {
-        for primitive in &mut mesh.primitives {
+    let mut rebound = Vec::new();
+    for (m, mesh) in model.meshes().iter().enumerate() {
+        for (p, primitive) in mesh.primitives.iter().enumerate() {
             let Some(influences) = primitive.influences.as_ref() else {
                 continue;
             };
@@ -286,10 +266,13 @@ fn rigid(mut model: Model) -> Model {
                 })
                 .collect();
             let weights = vec![1.0; joints.len()];
-            primitive.influences =
-                Some(Influences::new(1, joints, weights, influences.joint_count()).expect("rigid"));
-            primitive.rotation_centers = None;
+            let rigid =
+                Influences::new(1, joints, weights, influences.joint_count()).expect("rigid");
+            rebound.push((m, p, rigid));
         }
+    }
+    for (m, p, influences) in rebound {
+        model.set_influences(m, p, influences).expect("rebind");
     }
     model
 }
@@ -362,8 +345,8 @@ fn a_cor_compare_over_48_frames_computes_centers_once_per_primitive() {
     let mut primitives: Vec<(usize, usize)> = model
         .skinned_nodes()
         .iter()
-        .filter_map(|&n| model.nodes[n].mesh)
-        .flat_map(|m| (0..model.meshes[m].primitives.len()).map(move |p| (m, p)))
+        .filter_map(|&n| model.nodes()[n].mesh)
+        .flat_map(|m| (0..model.meshes()[m].primitives.len()).map(move |p| (m, p)))
         .collect();
     primitives.sort_unstable();
     primitives.dedup();

@@ -109,7 +109,7 @@ impl Viewer {
         let mut skins = Vec::new();
         let mut primitives = Vec::new();
         for node in model.skinned_nodes() {
-            let (Some(m), Some(s)) = (model.nodes[node].mesh, model.nodes[node].skin) else {
+            let (Some(m), Some(s)) = (model.nodes()[node].mesh, model.nodes()[node].skin) else {
                 continue;
             };
             let skin_slot = match skins.iter().position(|&k| k == s) {
@@ -119,7 +119,7 @@ impl Viewer {
                     skins.len() - 1
                 }
             };
-            for (p, primitive) in model.meshes[m].primitives.iter().enumerate() {
+            for (p, primitive) in model.meshes()[m].primitives.iter().enumerate() {
                 let path = format!("nodes[{node}] -> meshes[{m}].primitives[{p}]");
                 let Some(influences) = primitive.influences.as_ref() else {
                     bail!("{path}: has no JOINTS_0");
@@ -149,7 +149,7 @@ impl Viewer {
             bail!("no skinned mesh with triangles to show");
         }
         for &s in &skins {
-            let joints = model.skins[s].joints.len();
+            let joints = model.skins()[s].joints.len();
             for &method in methods {
                 let capacity = uniform_palette_joints(method);
                 if joints > capacity {
@@ -176,17 +176,17 @@ impl Viewer {
             shaders,
             skinners: RefCell::new(None),
             background: Arc::new(Mutex::new(Background {
-                metrics: vec![None; model.animations.len()],
+                metrics: vec![None; model.animations().len()],
                 ..Background::default()
             })),
         };
         // The first frame's palettes must prepare: a broken pose is the command's error.
-        let first = if model.animations.is_empty() {
+        let first = if model.animations().is_empty() {
             None
         } else {
             Some(0)
         };
-        let start_s = model.animations.first().map_or(0.0, |a| a.start_s);
+        let start_s = model.animations().first().map_or(0.0, |a| a.start_s);
         viewer.pose_bytes(first, start_s)?;
         let bounds = viewer.bounds(first, start_s)?;
         viewer.mesh_bytes = viewer.layout_mesh(&bounds)?;
@@ -237,7 +237,7 @@ impl Viewer {
             offset
         };
         for view in &self.primitives {
-            let primitive = &self.model.meshes[view.mesh].primitives[view.primitive];
+            let primitive = &self.model.meshes()[view.mesh].primitives[view.primitive];
             let influences = primitive
                 .influences
                 .as_ref()
@@ -304,7 +304,7 @@ impl Viewer {
             .collect();
         let animations: Vec<Value> = self
             .model
-            .animations
+            .animations()
             .iter()
             .enumerate()
             .map(|(i, a)| {
@@ -318,7 +318,7 @@ impl Viewer {
         let skins: Vec<Value> = self
             .skins
             .iter()
-            .map(|&s| json!({ "index": s, "joints": self.model.skins[s].joints.len() }))
+            .map(|&s| json!({ "index": s, "joints": self.model.skins()[s].joints.len() }))
             .collect();
         let file = std::path::Path::new(&self.shown)
             .file_name()
@@ -341,10 +341,10 @@ impl Viewer {
     /// (skinblend_gpu's palette layout, [`GpuPalette::bytes`]); the page pads the block.
     pub fn pose_bytes(&self, animation: Option<usize>, time_s: f32) -> Result<Vec<u8>> {
         let pose = match animation {
-            Some(a) if a >= self.model.animations.len() => {
+            Some(a) if a >= self.model.animations().len() => {
                 bail!(
                     "animation {a}: the file has {}",
-                    self.model.animations.len()
+                    self.model.animations().len()
                 )
             }
             Some(a) => self.model.pose(Some(a), time_s)?,
@@ -358,9 +358,12 @@ impl Viewer {
                     method,
                     ..SkinOptions::default()
                 };
-                let prepared =
-                    prepare(&palette, Some(&self.model.skins[s].joint_centers), &options)
-                        .with_context(|| format!("skins[{s}] at {time_s} s ({method})"))?;
+                let prepared = prepare(
+                    &palette,
+                    Some(&self.model.skins()[s].joint_centers),
+                    &options,
+                )
+                .with_context(|| format!("skins[{s}] at {time_s} s ({method})"))?;
                 let gpu = GpuPalette::from_prepared(&prepared, None)?;
                 bytes.extend_from_slice(gpu.bytes());
             }
@@ -386,8 +389,8 @@ impl Viewer {
             return Ok(None);
         };
         let pose = match animation {
-            Some(a) if a >= model.animations.len() => {
-                bail!("animation {a}: the file has {}", model.animations.len())
+            Some(a) if a >= model.animations().len() => {
+                bail!("animation {a}: the file has {}", model.animations().len())
             }
             Some(a) => model.pose(Some(a), time_s)?,
             None => model.rest_pose(),
@@ -431,7 +434,8 @@ impl Viewer {
                             .iter()
                             .zip(method)
                             .map(|(p, positions)| {
-                                let rest = &model.meshes[p.mesh].primitives[p.primitive].positions;
+                                let rest =
+                                    &model.meshes()[p.mesh].primitives[p.primitive].positions;
                                 color::area_change(rest, positions, &p.triangles)
                             })
                             .collect()
@@ -532,7 +536,7 @@ fn background(
     let needs_centers = methods.contains(&Method::CenterOfRotation)
         && parts
             .iter()
-            .any(|&(m, p)| model.meshes[m].primitives[p].rotation_centers.is_none());
+            .any(|&(m, p)| model.meshes()[m].primitives[p].rotation_centers.is_none());
     let with_centers: &'static Model = if needs_centers {
         let mut copy = model.clone();
         copy.compute_rotation_centers(&CorOptions::default(), &mut |done, total, _| {
@@ -545,7 +549,7 @@ fn background(
     };
     let mut centers = Vec::new();
     for &(m, p) in parts {
-        let primitive = &with_centers.meshes[m].primitives[p];
+        let primitive = &with_centers.meshes()[m].primitives[p];
         let rows = match &primitive.rotation_centers {
             Some(c) => gpu_rotation_centers(c),
             // No CoR shown: no center, DQS (never drawn).
@@ -562,14 +566,18 @@ fn background(
         state.centers = Some(Arc::new(centers));
         state.with_centers = Some(with_centers);
     }
-    for a in 0..with_centers.animations.len() {
+    for a in 0..with_centers.animations().len() {
         let options = CompareOptions {
             animation: Some(a.to_string()),
             frames: METRIC_FRAMES,
             methods: methods.to_vec(),
             ..CompareOptions::default()
         };
-        let stage = format!("metrics of animation {}/{}", a + 1, model.animations.len());
+        let stage = format!(
+            "metrics of animation {}/{}",
+            a + 1,
+            model.animations().len()
+        );
         let (name, frames) = compare::measure_animation(with_centers, shown, &options, &mut |p| {
             if p.stage == compare::Stage::Skinning {
                 set_progress(state, &stage, p.done, p.total);

@@ -4,40 +4,11 @@
 
 pub mod reference;
 
-use std::path::PathBuf;
-
 use serde_json::{json, Value};
 
-/// The sample models, or `None` (with a message) outside CI when they are absent.
-///
-/// # Panics
-/// Under `CI=true` when `../shared/models` is missing: CI must test them.
-pub fn models_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models");
-    if dir.join("CesiumMan/CesiumMan.glb").is_file() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "CI=true but the sample models are missing at {}: CI must run these tests",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "skipping: sample models not found at {} (they are required under CI=true)",
-        dir.display()
-    );
-    None
-}
-
-/// Every sample model, relative to [`models_dir`].
-pub const SAMPLES: &[&str] = &[
-    "SimpleSkin/SimpleSkin.gltf",
-    "RiggedSimple/RiggedSimple.glb",
-    "RiggedFigure/RiggedFigure.glb",
-    "CesiumMan/CesiumMan.glb",
-    "Fox/Fox.glb",
-];
+// Not every test file that includes this module uses them.
+#[allow(unused_imports)]
+pub use skinblend_testkit::{models_dir, SAMPLES};
 
 /// A glTF document written from code: JSON plus one binary buffer.
 #[derive(Debug, Clone)]
@@ -167,28 +138,7 @@ impl Builder {
         if !self.bin.is_empty() {
             json["buffers"] = json!([{ "byteLength": self.bin.len() }]);
         }
-        let mut text = serde_json::to_vec(&json).expect("json");
-        while !text.len().is_multiple_of(4) {
-            text.push(b' ');
-        }
-        let mut bin = self.bin.clone();
-        while !bin.len().is_multiple_of(4) {
-            bin.push(0);
-        }
-        let total = 12 + 8 + text.len() + if bin.is_empty() { 0 } else { 8 + bin.len() };
-        let mut out = Vec::new();
-        out.extend_from_slice(b"glTF");
-        out.extend_from_slice(&2u32.to_le_bytes());
-        out.extend_from_slice(&(total as u32).to_le_bytes());
-        out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"JSON");
-        out.extend_from_slice(&text);
-        if !bin.is_empty() {
-            out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-            out.extend_from_slice(b"BIN\0");
-            out.extend_from_slice(&bin);
-        }
-        out
+        skinblend_testkit::glb_bytes(&serde_json::to_vec(&json).expect("json"), &self.bin)
     }
 }
 

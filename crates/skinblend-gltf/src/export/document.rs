@@ -1,208 +1,18 @@
-//! Export of a posed scene to `.glb`, `.gltf` or `.obj`.
-//!
-//! glTF output is the input document with every skinned node turned into a static mesh in the
-//! space of the scene: its primitives keep their order, vertex order, indices, materials and
-//! every other attribute; POSITION, NORMAL and TANGENT point at new float accessors with the
-//! posed values; JOINTS_n, WEIGHTS_n, `_SKINBLEND_COR` and morph targets are removed (they
-//! are already applied); the node loses its skin and transform and becomes a scene root, its children keeping their
-//! world placement. Joints of the posed skins take the sampled pose, and animation channels
-//! that target them (or the posed nodes) are dropped. All buffers are merged into one (the GLB
-//! BIN chunk, or a base64 data: URI for `.gltf`); external images are embedded. Nodes keep
-//! their indices and names; materials, textures, images, cameras, extensions and extras are
-//! kept as they were in the JSON. [`write_rotation_centers`] writes the unposed model with
-//! precomputed centers of rotation instead.
-//!
-//! Files are written to a temporary name beside the target and renamed, so a failure never
-//! leaves a half-written file in place of a good one.
+//! The glTF JSON of an export: the input's buffers merged into one, and the posed document
+//! (skinned nodes turned into static meshes in scene space, joints at the sampled pose).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
 
-use glam::{Mat3, Mat4, Quat, Vec3};
+use glam::{Mat4, Quat, Vec3};
 use serde_json::{json, Value};
 
 use crate::container;
 use crate::error::{GltfError, Result};
 use crate::model::{Model, ROTATION_CENTER_ATTRIBUTE};
-use crate::pose::{morphed, Pose, PosedNode};
-
-/// The output formats, chosen by file extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// Binary glTF (one file, BIN chunk).
-    Glb,
-    /// JSON glTF with the buffer as a base64 data: URI (one file).
-    Gltf,
-    /// Wavefront OBJ: positions, UVs, normals and triangles of every mesh in scene space.
-    Obj,
-}
-
-impl Format {
-    /// The format for a path's extension (case-insensitive).
-    ///
-    /// # Errors
-    /// [`GltfError::Request`] for another extension.
-    pub fn from_path(path: &Path) -> Result<Self> {
-        let extension = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        match extension.as_deref() {
-            Some("glb") => Ok(Format::Glb),
-            Some("gltf") => Ok(Format::Gltf),
-            Some("obj") => Ok(Format::Obj),
-            _ => Err(GltfError::Request {
-                what: format!(
-                    "{}: unknown output extension (expected .glb, .gltf or .obj)",
-                    path.display()
-                ),
-            }),
-        }
-    }
-}
-
-/// Writes the posed scene to `path` in the format its extension names (see the module docs).
-///
-/// `posed` is the result of [`Model::skin_scene`] at `pose`.
-///
-/// # Errors
-/// [`GltfError::Request`] for an unknown extension, [`GltfError::Io`] when writing fails,
-/// [`GltfError::Invalid`] when an external image cannot be embedded.
-pub fn write(
-    model: &Model,
-    pose: &Pose,
-    posed: &[PosedNode],
-    path: impl AsRef<Path>,
-) -> Result<()> {
-    let path = path.as_ref();
-    let bytes = match Format::from_path(path)? {
-        Format::Glb => to_glb(model, pose, posed)?,
-        Format::Gltf => to_gltf(model, pose, posed)?,
-        Format::Obj => to_obj(model, pose, posed).into_bytes(),
-    };
-    write_atomically(path, &bytes)
-}
-
-/// Writes `bytes` to a temporary file beside `path`, flushes it to disk, then renames it over
-/// `path`: a reader sees the old file or the whole new one, never a part, even after a crash.
-/// The one atomic writer of the workspace (the report and the CLI write through it too).
-///
-/// # Errors
-/// [`GltfError::Io`] naming the file; the temporary file is removed on failure.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".to_owned());
-    let temporary: PathBuf =
-        path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&temporary)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, path)
-    })();
-    result.map_err(|source| {
-        // Best effort: the temporary may not exist if creating it failed.
-        let _ = std::fs::remove_file(&temporary);
-        GltfError::Io {
-            path: path.to_owned(),
-            source,
-        }
-    })
-}
-
-/// The model as loaded (bind pose, skins, animations and everything else kept), with each
-/// primitive's [`crate::Primitive::rotation_centers`] written as the vertex attribute
-/// [`ROTATION_CENTER_ATTRIBUTE`] (replacing one the file had), to `path` (`.glb` or `.gltf`).
-/// Loading the result gives the same centers, so CoR skinning needs no precomputation.
-///
-/// # Errors
-/// [`GltfError::Request`] for another extension, [`GltfError::Io`] when writing fails,
-/// [`GltfError::Invalid`] when an external image cannot be embedded.
-pub fn write_rotation_centers(model: &Model, path: impl AsRef<Path>) -> Result<()> {
-    let path = path.as_ref();
-    let format = Format::from_path(path)?;
-    if format == Format::Obj {
-        return Err(GltfError::Request {
-            what: format!(
-                "{}: centers of rotation are written to .glb or .gltf, not .obj",
-                path.display()
-            ),
-        });
-    }
-    let (mut document, mut bin) = merged_document(model)?;
-    for (m, mesh) in model.meshes.iter().enumerate() {
-        for (p, primitive) in mesh.primitives.iter().enumerate() {
-            let Some(centers) = &primitive.rotation_centers else {
-                continue;
-            };
-            let values: Vec<f32> = centers
-                .iter()
-                .flat_map(|&c| {
-                    if skinblend::cor::has_rotation_center(c) {
-                        [c.x, c.y, c.z, 1.0]
-                    } else {
-                        [0.0; 4]
-                    }
-                })
-                .collect();
-            let accessor = push_float_accessor(&mut document, &mut bin, &values, 4, false);
-            document["meshes"][m]["primitives"][p]["attributes"][ROTATION_CENTER_ATTRIBUTE] =
-                json!(accessor);
-        }
-    }
-    let bytes = match format {
-        Format::Gltf => gltf_bytes(document, &bin)?,
-        _ => glb_bytes(document, &bin)?,
-    };
-    write_atomically(path, &bytes)
-}
-
-fn glb_bytes(mut document: Value, bin: &[u8]) -> Result<Vec<u8>> {
-    if !bin.is_empty() {
-        document["buffers"] = json!([{ "byteLength": bin.len() }]);
-    }
-    let text = serde_json::to_vec(&document).map_err(|e| GltfError::Json {
-        message: e.to_string(),
-    })?;
-    Ok(container::assemble_glb(&text, bin))
-}
-
-fn gltf_bytes(mut document: Value, bin: &[u8]) -> Result<Vec<u8>> {
-    if !bin.is_empty() {
-        document["buffers"] = json!([{
-            "byteLength": bin.len(),
-            "uri": format!("data:application/octet-stream;base64,{}", container::base64_encode(bin)),
-        }]);
-    }
-    serde_json::to_vec_pretty(&document).map_err(|e| GltfError::Json {
-        message: e.to_string(),
-    })
-}
-
-/// The posed scene as GLB bytes.
-///
-/// # Errors
-/// As [`write()`].
-pub fn to_glb(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<Vec<u8>> {
-    let (document, bin) = posed_document(model, pose, posed)?;
-    glb_bytes(document, &bin)
-}
-
-/// The posed scene as `.gltf` JSON bytes with an embedded buffer.
-///
-/// # Errors
-/// As [`write()`].
-pub fn to_gltf(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<Vec<u8>> {
-    let (document, bin) = posed_document(model, pose, posed)?;
-    gltf_bytes(document, &bin)
-}
+use crate::pose::{Pose, PosedNode};
 
 /// Appends `value` to the top-level array `key` (created when absent); returns its index.
-fn push_value(document: &mut Value, key: &str, value: Value) -> usize {
+pub(super) fn push_value(document: &mut Value, key: &str, value: Value) -> usize {
     let Some(object) = document.as_object_mut() else {
         return 0;
     };
@@ -220,7 +30,12 @@ fn push_value(document: &mut Value, key: &str, value: Value) -> usize {
 }
 
 /// Appends bytes to the merged buffer as a new buffer view (4-byte aligned); returns its index.
-fn push_view(document: &mut Value, bin: &mut Vec<u8>, bytes: &[u8], target: Option<u32>) -> usize {
+pub(super) fn push_view(
+    document: &mut Value,
+    bin: &mut Vec<u8>,
+    bytes: &[u8],
+    target: Option<u32>,
+) -> usize {
     bin.resize(bin.len().next_multiple_of(4), 0);
     let offset = bin.len();
     bin.extend_from_slice(bytes);
@@ -232,12 +47,12 @@ fn push_view(document: &mut Value, bin: &mut Vec<u8>, bytes: &[u8], target: Opti
 }
 
 /// GL_ARRAY_BUFFER: a vertex attribute view.
-const ARRAY_BUFFER: u32 = 34962;
+pub(super) const ARRAY_BUFFER: u32 = 34962;
 /// GL_FLOAT.
-const FLOAT: u32 = 5126;
+pub(super) const FLOAT: u32 = 5126;
 
 /// Appends a float vertex accessor of `width` components; returns its index.
-fn push_float_accessor(
+pub(super) fn push_float_accessor(
     document: &mut Value,
     bin: &mut Vec<u8>,
     values: &[f32],
@@ -275,7 +90,7 @@ fn push_float_accessor(
     push_value(document, "accessors", accessor)
 }
 
-fn image_mime(bytes: &[u8], uri: &str) -> Option<&'static str> {
+pub(super) fn image_mime(bytes: &[u8], uri: &str) -> Option<&'static str> {
     if bytes.starts_with(&[0x89, b'P', b'N', b'G']) {
         return Some("image/png");
     }
@@ -300,7 +115,7 @@ fn image_mime(bytes: &[u8], uri: &str) -> Option<&'static str> {
 }
 
 /// A node's local matrix as written in the JSON (`matrix`, else TRS).
-fn json_local(node: &Value) -> Mat4 {
+pub(super) fn json_local(node: &Value) -> Mat4 {
     let floats = |key: &str, n: usize| -> Option<Vec<f32>> {
         let array = node.get(key)?.as_array()?;
         (array.len() == n).then(|| {
@@ -319,7 +134,7 @@ fn json_local(node: &Value) -> Mat4 {
     Mat4::from_scale_rotation_translation(s, r, t)
 }
 
-fn clear_transform(node: &mut Value) {
+pub(super) fn clear_transform(node: &mut Value) {
     if let Some(object) = node.as_object_mut() {
         for key in ["matrix", "translation", "rotation", "scale"] {
             object.remove(key);
@@ -327,7 +142,7 @@ fn clear_transform(node: &mut Value) {
     }
 }
 
-fn set_trs(node: &mut Value, scale: Vec3, rotation: Quat, translation: Vec3) {
+pub(super) fn set_trs(node: &mut Value, scale: Vec3, rotation: Quat, translation: Vec3) {
     clear_transform(node);
     let f = |v: &[f32]| json!(v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>());
     if translation != Vec3::ZERO {
@@ -341,7 +156,7 @@ fn set_trs(node: &mut Value, scale: Vec3, rotation: Quat, translation: Vec3) {
     }
 }
 
-fn set_matrix(node: &mut Value, matrix: Mat4) {
+pub(super) fn set_matrix(node: &mut Value, matrix: Mat4) {
     clear_transform(node);
     if matrix != Mat4::IDENTITY {
         node["matrix"] = json!(matrix
@@ -352,7 +167,7 @@ fn set_matrix(node: &mut Value, matrix: Mat4) {
     }
 }
 
-fn remove_child(node: &mut Value, child: usize) {
+pub(super) fn remove_child(node: &mut Value, child: usize) {
     if let Some(children) = node.get_mut("children").and_then(Value::as_array_mut) {
         children.retain(|c| c.as_u64() != Some(child as u64));
         if children.is_empty() {
@@ -363,7 +178,7 @@ fn remove_child(node: &mut Value, child: usize) {
     }
 }
 
-fn add_child(node: &mut Value, child: usize) {
+pub(super) fn add_child(node: &mut Value, child: usize) {
     if !node.get("children").is_some_and(Value::is_array) {
         node["children"] = json!([]);
     }
@@ -374,7 +189,7 @@ fn add_child(node: &mut Value, child: usize) {
 
 /// The model's JSON document with every buffer merged into one (returned) and external images
 /// embedded: the base every written document starts from.
-fn merged_document(model: &Model) -> Result<(Value, Vec<u8>)> {
+pub(super) fn merged_document(model: &Model) -> Result<(Value, Vec<u8>)> {
     let mut document = model.json.clone();
     let mut bin = Vec::new();
 
@@ -432,7 +247,11 @@ fn merged_document(model: &Model) -> Result<(Value, Vec<u8>)> {
 }
 
 /// The JSON document of the posed scene and its merged binary buffer.
-fn posed_document(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<(Value, Vec<u8>)> {
+pub(super) fn posed_document(
+    model: &Model,
+    pose: &Pose,
+    posed: &[PosedNode],
+) -> Result<(Value, Vec<u8>)> {
     let (mut document, mut bin) = merged_document(model)?;
 
     // 3. Posed meshes.
@@ -642,87 +461,4 @@ fn posed_document(model: &Model, pose: &Pose, posed: &[PosedNode]) -> Result<(Va
         }
     }
     Ok((document, bin))
-}
-
-/// The posed scene as Wavefront OBJ text: every mesh node in scene space (skinned nodes posed,
-/// others moved by their world matrix after their morph weights), triangles only (strips and
-/// fans are converted; points and lines are skipped), with TEXCOORD_0 and normals.
-#[must_use]
-pub fn to_obj(model: &Model, pose: &Pose, posed: &[PosedNode]) -> String {
-    let mut text = String::from("# posed by skinblend\n");
-    let mut next_vertex = 1usize;
-    for &n in &model.order {
-        let node = &model.nodes[n];
-        let Some(m) = node.mesh else { continue };
-        let Some(mesh) = model.meshes.get(m) else {
-            continue;
-        };
-        let name = node.name.clone().unwrap_or_else(|| format!("node{n}"));
-        let _ = writeln!(text, "o {}", name.replace(char::is_whitespace, "_"));
-        let skinned = posed.iter().find(|p| p.node == n);
-        for (p, primitive) in mesh.primitives.iter().enumerate() {
-            let (positions, normals): (Vec<Vec3>, Option<Vec<Vec3>>) = match skinned {
-                Some(item) => {
-                    let r = &item.primitives[p];
-                    (r.positions.clone(), r.normals.clone())
-                }
-                None => {
-                    let world = pose.world_from_node[n];
-                    let normal_matrix = Mat3::from_mat4(world).inverse().transpose();
-                    let (positions, normals, _) = morphed(primitive, &pose.weights[n]);
-                    (
-                        positions
-                            .iter()
-                            .map(|&v| world.transform_point3(v))
-                            .collect(),
-                        normals.map(|ns| {
-                            ns.iter()
-                                .map(|&v| (normal_matrix * v).normalize_or_zero())
-                                .collect()
-                        }),
-                    )
-                }
-            };
-            for v in &positions {
-                let _ = writeln!(text, "v {} {} {}", v.x, v.y, v.z);
-            }
-            if let Some(uv) = &primitive.texcoords {
-                for t in uv {
-                    // OBJ's v axis points up; glTF's points down.
-                    let _ = writeln!(text, "vt {} {}", t[0], 1.0 - t[1]);
-                }
-            }
-            if let Some(normals) = &normals {
-                for v in normals {
-                    let _ = writeln!(text, "vn {} {} {}", v.x, v.y, v.z);
-                }
-            }
-            let triangles = primitive.triangles();
-            let has_uv = primitive.texcoords.is_some();
-            let has_normal = normals.is_some();
-            for tri in triangles {
-                text.push('f');
-                for i in tri {
-                    let k = next_vertex + i as usize;
-                    match (has_uv, has_normal) {
-                        (true, true) => {
-                            let _ = write!(text, " {k}/{k}/{k}");
-                        }
-                        (true, false) => {
-                            let _ = write!(text, " {k}/{k}");
-                        }
-                        (false, true) => {
-                            let _ = write!(text, " {k}//{k}");
-                        }
-                        (false, false) => {
-                            let _ = write!(text, " {k}");
-                        }
-                    }
-                }
-                text.push('\n');
-            }
-            next_vertex += positions.len();
-        }
-    }
-    text
 }

@@ -26,11 +26,13 @@
 //! wrong (quaternions stored with opposite signs, a scaled joint, a mirrored joint, weights that
 //! do not sum to 1), and each sample model given at three times of its first animation.
 
+mod cases;
+
 use std::path::{Path, PathBuf};
 
-use glam::{Affine3A, Mat4, Vec3};
+use glam::{Affine3A, Vec3};
 use serde_json::{json, Value};
-use skinblend::fixtures::{self, Fixture};
+use skinblend::fixtures;
 use skinblend::{
     evidence, prepare, skin_into, DualQuat, Influences, Method, PreparedPalette, SkinInput,
     SkinOptions, SkinOutputs,
@@ -38,7 +40,9 @@ use skinblend::{
 
 use crate::error::{GltfError, Result};
 use crate::export::write_atomically;
-use crate::{rigs, Model};
+use crate::rigs;
+
+use cases::{fixture_case, hard_cases, model_cases, Case, Frame};
 
 /// The manifest's `format` value.
 pub const FORMAT: &str = "skinblend-conformance";
@@ -59,9 +63,6 @@ pub const POSITION_TOLERANCE: f32 = 1e-5;
 /// determinant) is off by 1e-1 or more.
 pub const NORMAL_TOLERANCE: f32 = 1e-4;
 
-/// The sample model times: fractions of the first animation's length.
-const MODEL_TIME_FRACTIONS: [f32; 3] = [0.25, 0.5, 0.75];
-
 /// What [`write()`] wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
@@ -71,26 +72,6 @@ pub struct Summary {
     pub frames: usize,
     /// Vertices over all cases and frames (each checked for every method).
     pub vertices: usize,
-}
-
-/// One case before writing: vertex data, and per frame the palette and a label.
-struct Case {
-    name: String,
-    description: String,
-    source: String,
-    positions: Vec<Vec3>,
-    normals: Vec<Vec3>,
-    influences: Influences,
-    centers: Vec<Vec3>,
-    joint_centers: Vec<Vec3>,
-    frames: Vec<Frame>,
-}
-
-struct Frame {
-    label: String,
-    palette: Vec<Mat4>,
-    /// Negate the stored dual quaternion of these joints (the same motions).
-    negate_joints: Vec<usize>,
 }
 
 fn reference_options(method: Method) -> SkinOptions {
@@ -155,202 +136,6 @@ fn slots4(influences: &Influences, case: &str) -> Result<(Vec<u32>, Vec<f32>)> {
         }
     }
     Ok((joints, weights))
-}
-
-fn fixture_case(fixture: &Fixture, angles: &[f32]) -> Result<Case> {
-    let centers =
-        evidence::fixture_rotation_centers(fixture).map_err(|e| skin_error(fixture.name, e))?;
-    Ok(Case {
-        name: fixture.name.to_string(),
-        description: format!(
-            "built-in rig {} (see rigs/{})",
-            fixture.name,
-            rigs::file_name(fixture)
-        ),
-        source: format!("rigs/{}", rigs::file_name(fixture)),
-        positions: fixture.positions.clone(),
-        normals: fixture.normals.clone(),
-        influences: fixture.influences.clone(),
-        centers,
-        joint_centers: fixture.joint_centers.clone(),
-        frames: angles
-            .iter()
-            .map(|&a| Frame {
-                label: format!("{a}° (time {} s of the sweep)", rigs::time_s_of_angle(a)),
-                palette: fixture.palette(a),
-                negate_joints: Vec::new(),
-            })
-            .collect(),
-    })
-}
-
-/// `palette[joint]` followed by `deformation` about the joint's bind origin.
-fn deform_joint(palette: &mut [Mat4], centers: &[Vec3], joint: usize, deformation: Mat4) {
-    let c = centers[joint];
-    palette[joint] =
-        palette[joint] * Mat4::from_translation(c) * deformation * Mat4::from_translation(-c);
-}
-
-/// The cases engines get wrong, on the coarse twist and bend.
-fn hard_cases() -> Result<Vec<Case>> {
-    let mut cases = Vec::new();
-
-    let twist = fixtures::twist_coarse();
-    let joints = twist.joint_centers.len();
-    let mut antipodal = fixture_case(&twist, &[90.0, 180.0])?;
-    antipodal.name = "twist_coarse_opposite_signs".into();
-    antipodal.description = "the coarse twist with every other joint's dual quaternion stored \
-        negated in dual_quats.f32 (the same motions): the shader must align signs to the pivot"
-        .into();
-    for frame in &mut antipodal.frames {
-        frame.negate_joints = (0..joints).filter(|j| j % 2 == 1).collect();
-    }
-    cases.push(antipodal);
-
-    let bend = fixtures::bend_coarse();
-    let moving = bend.joint_centers.len() - 1;
-    let mut scaled = fixture_case(&bend, &[90.0])?;
-    scaled.name = "bend_coarse_scaled_joint".into();
-    scaled.description = format!(
-        "the coarse bend at 90° with joint {moving} scaled by (1.25, 0.8, 1.1) about its bind \
-         origin: DQS must carry the scale in the residual"
-    );
-    for frame in &mut scaled.frames {
-        deform_joint(
-            &mut frame.palette,
-            &bend.joint_centers,
-            moving,
-            Mat4::from_scale(Vec3::new(1.25, 0.8, 1.1)),
-        );
-        frame.label.push_str(", joint scaled");
-    }
-    cases.push(scaled);
-
-    let mut mirrored = fixture_case(&bend, &[45.0])?;
-    mirrored.name = "bend_coarse_mirrored_joint".into();
-    mirrored.description = format!(
-        "the coarse bend at 45° with joint {moving} mirrored (x -> -x) about its bind origin: \
-         negative determinant, normals by the inverse transpose with its sign"
-    );
-    for frame in &mut mirrored.frames {
-        deform_joint(
-            &mut frame.palette,
-            &bend.joint_centers,
-            moving,
-            Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0)),
-        );
-        frame.label.push_str(", joint mirrored");
-    }
-    cases.push(mirrored);
-
-    let mut unnormalized = fixture_case(&twist, &[135.0])?;
-    unnormalized.name = "twist_coarse_weights_not_summing_to_1".into();
-    unnormalized.description = "the coarse twist at 135° with each vertex's weights multiplied \
-        by a factor from 0.3 to 1.7 (the vertex's index decides): the shader must divide by the sum"
-        .into();
-    let k = twist.influences.influences_per_vertex();
-    let n = twist.influences.vertex_count();
-    let mut joint_list = Vec::with_capacity(n * k);
-    let mut weight_list = Vec::with_capacity(n * k);
-    for v in 0..n {
-        let factor = 0.3 + 1.4 * ((v * 7919) % 101) as f32 / 100.0;
-        let (j, w) = twist.influences.vertex(v).unwrap_or((&[], &[]));
-        joint_list.extend_from_slice(j);
-        weight_list.extend(w.iter().map(|w| w * factor));
-    }
-    unnormalized.influences = Influences::new(k, joint_list, weight_list, joints)
-        .map_err(|e| skin_error("twist_coarse_weights_not_summing_to_1", e))?;
-    cases.push(unnormalized);
-    Ok(cases)
-}
-
-/// One case per skinned primitive of the model's first skinned node, at three times of its
-/// first animation (or its rest pose when it has none).
-fn model_cases(path: &Path) -> Result<Vec<Case>> {
-    let model = Model::open(path)?;
-    let stem = path
-        .file_stem()
-        .map_or_else(|| "model".to_string(), |s| s.to_string_lossy().into_owned());
-    let file_name = path
-        .file_name()
-        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-    let times: Vec<Option<f32>> = match model.animations.first() {
-        Some(a) => MODEL_TIME_FRACTIONS
-            .iter()
-            .map(|f| Some(a.start_s + f * (a.end_s - a.start_s)))
-            .collect(),
-        None => vec![None],
-    };
-    let mut cases = Vec::new();
-    let Some(&node) = model.skinned_nodes().first() else {
-        return Ok(cases);
-    };
-    let (Some(mesh), Some(skin)) = (model.nodes[node].mesh, model.nodes[node].skin) else {
-        return Ok(cases);
-    };
-    let mut frames = Vec::new();
-    for time in &times {
-        let pose = match time {
-            Some(t) => model.pose(Some(0), *t)?,
-            None => model.rest_pose(),
-        };
-        frames.push((
-            match time {
-                Some(t) => format!("time {t} s of animation 0"),
-                None => "rest pose".to_string(),
-            },
-            model.palette(&pose, skin)?,
-        ));
-    }
-    for (p, primitive) in model.meshes[mesh].primitives.iter().enumerate() {
-        let Some(influences) = primitive.influences.clone() else {
-            continue;
-        };
-        if !primitive.targets.is_empty() {
-            // Morph targets come before skinning and are not part of the vectors.
-            continue;
-        }
-        let name = format!("{stem}_mesh{mesh}_primitive{p}");
-        let centers = match &primitive.rotation_centers {
-            Some(c) => c.clone(),
-            None => {
-                crate::primitive_rotation_centers(
-                    primitive,
-                    &influences,
-                    &skinblend::cor::CorOptions::default(),
-                    &mut |_| {},
-                )
-                .map_err(|e| skin_error(&name, e))?
-                .centers
-            }
-        };
-        let positions = primitive.positions.clone();
-        let normals = primitive
-            .normals
-            .clone()
-            .unwrap_or_else(|| vec![Vec3::Z; positions.len()]);
-        cases.push(Case {
-            description: format!(
-                "sample model {file_name}: nodes[{node}] (skins[{skin}]), meshes[{mesh}].primitives[{p}]"
-            ),
-            source: file_name.clone(),
-            positions,
-            normals,
-            influences,
-            centers,
-            joint_centers: model.skins[skin].joint_centers.clone(),
-            frames: frames
-                .iter()
-                .map(|(label, palette)| Frame {
-                    label: label.clone(),
-                    palette: palette.clone(),
-                    negate_joints: Vec::new(),
-                })
-                .collect(),
-            name,
-        });
-    }
-    Ok(cases)
 }
 
 /// Expected positions and normals of `method` for one frame.
@@ -507,7 +292,7 @@ fn write_case(writer: &Writer<'_>, case: &Case) -> Result<(Value, usize)> {
 /// it is written. Files are written atomically; `manifest.json` last.
 ///
 /// # Errors
-/// [`GltfError::Io`] naming the file that could not be written; the errors of [`Model::open`]
+/// [`GltfError::Io`] naming the file that could not be written; the errors of [`Model::open`](crate::Model::open)
 /// naming a model; [`GltfError::Skin`] naming the case.
 pub fn write(dir: &Path, models: &[PathBuf], progress: &mut dyn FnMut(&str)) -> Result<Summary> {
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;

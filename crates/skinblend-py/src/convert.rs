@@ -1,0 +1,193 @@
+//! Conversions between numpy arrays and the crates' types, errors as Python exceptions, and
+//! the thread pools that `threads=` selects.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use glam::{Mat4, Vec3, Vec4};
+use numpy::{IntoPyArray, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use skinblend::metrics::RatioStats;
+use skinblend::{Diagnostics, Method, SkinError};
+use skinblend_gltf::GltfError;
+
+use crate::PyGltfError;
+
+/// A core error as `ValueError`, with the core's one-line message.
+pub(crate) fn skin_error(error: SkinError) -> PyErr {
+    PyValueError::new_err(error.to_string())
+}
+
+/// A glTF error about `file` as the CLI prints it (`FILE: message`, the file named once):
+/// `FileNotFoundError` when the file does not exist, `GltfError` otherwise.
+pub(crate) fn gltf_error(file: &Path, error: GltfError) -> PyErr {
+    let file = file.display().to_string();
+    let text = error.to_string().replace(['\n', '\r'], " ");
+    let line = if text.starts_with(&file) {
+        text
+    } else {
+        format!("{file}: {text}")
+    };
+    match &error {
+        GltfError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            PyFileNotFoundError::new_err(line)
+        }
+        _ => PyGltfError::new_err(line),
+    }
+}
+
+pub(crate) fn parse_method(method: &str) -> PyResult<Method> {
+    method.parse::<Method>().map_err(skin_error)
+}
+
+/// A C-contiguous array's data, or a `ValueError` naming the argument.
+pub(crate) fn slice<'a, T: numpy::Element, D: numpy::ndarray::Dimension>(
+    name: &str,
+    array: &'a numpy::PyReadonlyArray<'_, T, D>,
+) -> PyResult<&'a [T]> {
+    array
+        .as_slice()
+        .map_err(|_| PyValueError::new_err(format!("{name}: expected a C-contiguous array")))
+}
+
+pub(crate) fn vec3s(name: &str, array: &PyReadonlyArray2<'_, f32>) -> PyResult<Vec<Vec3>> {
+    check_columns(name, array.shape(), 3)?;
+    // Copied element by element: numpy data need only be 4-byte aligned.
+    Ok(slice(name, array)?
+        .chunks_exact(3)
+        .map(Vec3::from_slice)
+        .collect())
+}
+
+pub(crate) fn vec4s(name: &str, array: &PyReadonlyArray2<'_, f32>) -> PyResult<Vec<Vec4>> {
+    check_columns(name, array.shape(), 4)?;
+    Ok(slice(name, array)?
+        .chunks_exact(4)
+        .map(Vec4::from_slice)
+        .collect())
+}
+
+/// A writable output array's data as `T`s (`Vec3`, `Vec4`), or a `ValueError` naming it when it
+/// is not C-contiguous or not aligned for `T` (glam's `Vec4` needs 16 bytes).
+pub(crate) fn out_slice<'a, T: bytemuck::Pod, D: numpy::ndarray::Dimension>(
+    name: &str,
+    array: &'a mut numpy::PyReadwriteArray<'_, f32, D>,
+) -> PyResult<&'a mut [T]> {
+    let data = array
+        .as_slice_mut()
+        .map_err(|_| PyValueError::new_err(format!("{name}: expected a C-contiguous array")))?;
+    bytemuck::try_cast_slice_mut(data).map_err(|_| {
+        PyValueError::new_err(format!(
+            "{name}: expected an array aligned to {} bytes (numpy.empty gives one)",
+            std::mem::align_of::<T>()
+        ))
+    })
+}
+
+pub(crate) fn check_columns(name: &str, shape: &[usize], columns: usize) -> PyResult<()> {
+    if shape.len() != 2 || shape[1] != columns {
+        return Err(PyValueError::new_err(format!(
+            "{name}: expected shape (N, {columns}), got {shape:?}"
+        )));
+    }
+    Ok(())
+}
+
+/// `[J, 4, 4]` row-major matrices (`v' = M @ v`) as glam's column-major `Mat4`s.
+pub(crate) fn matrices(name: &str, data: &[f32], shape: &[usize]) -> PyResult<Vec<Mat4>> {
+    if shape.len() < 2 || shape[shape.len() - 1] != 4 || shape[shape.len() - 2] != 4 {
+        return Err(PyValueError::new_err(format!(
+            "{name}: expected shape (J, 4, 4), got {shape:?}"
+        )));
+    }
+    Ok(data
+        .chunks_exact(16)
+        .map(|m| Mat4::from_cols_slice(m).transpose())
+        .collect())
+}
+
+pub(crate) fn triangles(name: &str, array: &PyReadonlyArray2<'_, u32>) -> PyResult<Vec<[u32; 3]>> {
+    check_columns(name, array.shape(), 3)?;
+    Ok(slice(name, array)?
+        .chunks_exact(3)
+        .map(|t| [t[0], t[1], t[2]])
+        .collect())
+}
+
+pub(crate) fn diagnostics_dict<'py>(
+    py: Python<'py>,
+    d: &Diagnostics,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("singular_normal_matrices", d.singular_normal_matrices)?;
+    dict.set_item("non_rigid_joints", d.non_rigid_joints)?;
+    dict.set_item("sign_flips", d.sign_flips)?;
+    dict.set_item("unweighted_vertices", d.unweighted_vertices)?;
+    Ok(dict)
+}
+
+pub(crate) fn stats_dict<'py>(
+    py: Python<'py>,
+    s: Option<RatioStats>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let Some(s) = s else { return Ok(None) };
+    let dict = PyDict::new(py);
+    dict.set_item("min", s.min)?;
+    dict.set_item("mean", s.mean)?;
+    dict.set_item("max", s.max)?;
+    dict.set_item("count", s.count)?;
+    Ok(Some(dict))
+}
+
+/// `[N, C]` float32 numpy array from flat data.
+pub(crate) fn array2<'py>(
+    py: Python<'py>,
+    data: Vec<f32>,
+    columns: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let rows = data.len() / columns;
+    Ok(data.into_pyarray(py).reshape([rows, columns])?.into_any())
+}
+
+pub(crate) fn vec3_array<'py>(py: Python<'py>, v: &[Vec3]) -> PyResult<Bound<'py, PyAny>> {
+    array2(py, bytemuck::cast_slice::<Vec3, f32>(v).to_vec(), 3)
+}
+
+pub(crate) fn vec4_array<'py>(py: Python<'py>, v: &[Vec4]) -> PyResult<Bound<'py, PyAny>> {
+    array2(py, bytemuck::cast_slice::<Vec4, f32>(v).to_vec(), 4)
+}
+
+/// Rayon pools by thread count, built once each (building one per call would cost more than
+/// skinning a small mesh).
+pub(crate) fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
+    static POOLS: Mutex<Option<HashMap<usize, Arc<rayon::ThreadPool>>>> = Mutex::new(None);
+    let mut pools = POOLS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let pools = pools.get_or_insert_with(HashMap::new);
+    if let Some(pool) = pools.get(&threads) {
+        return Ok(Arc::clone(pool));
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| PyValueError::new_err(format!("threads: {e}")))?;
+    let pool = Arc::new(pool);
+    pools.insert(threads, Arc::clone(&pool));
+    Ok(pool)
+}
+
+/// Runs `f` on `threads` threads (`None`: the global rayon pool, every core).
+pub(crate) fn on_threads<T: Send>(
+    threads: Option<usize>,
+    f: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
+    match threads {
+        None => Ok(f()),
+        Some(0) => Err(PyValueError::new_err("threads: expected at least 1, got 0")),
+        Some(n) => Ok(pool(n)?.install(f)),
+    }
+}
