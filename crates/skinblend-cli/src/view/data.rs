@@ -1,6 +1,9 @@
 //! What the viewer serves about the model: its description (`/api/model`), the bind-pose
 //! vertex data (`/api/mesh`), the palettes of a pose (`/api/pose`), and what is computed once in
 //! the background (centers of rotation, `compare`'s per-frame metrics).
+//!
+//! One file, a little over 600 lines, on purpose: every route reads the one `Viewer` state
+//! and its background jobs, so splitting it would spread one lock discipline over several files.
 
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};

@@ -24,6 +24,9 @@ Conventions
   ``FileNotFoundError`` and :class:`GltfError` (a ``ValueError`` naming the JSON path), with
   the command line program's one-line messages.
 - Skinning releases the GIL: other Python threads run meanwhile.
+
+(This module is the package's whole public API, about 600 lines, most of them docstrings; the
+work is done in the Rust extension ``skinblend._native``.)
 """
 
 from __future__ import annotations
