@@ -47,11 +47,14 @@ pub fn skin(
     })
 }
 
-/// Below this many vertices a call runs on the calling thread only. On the two-core, shared
-/// development host, splitting 10,000 vertices over two threads measured 0.95–1.19× one thread
-/// (`tools/ozz-compare/compare.sh`, docs/bench.md): a wake-up and a join cost about as much as
-/// the half they save, so meshes that small stay on one thread and are never slower for it.
-const PARALLEL_MIN_VERTICES: usize = 16_384;
+/// Below this many vertices a call runs on the calling thread only: a split costs a `rayon::join`
+/// per piece (a microsecond or two when the pool's threads are awake), which a piece of 1,024
+/// vertices (4,096 over two threads, two pieces each) still repays several times. On the idle
+/// two-core development host, two threads over one at 10,000 vertices measured 1.45–1.78× with
+/// this threshold and 1.00× with the earlier 16,384 (`skinblend bench --quick --json`, three
+/// runs; docs/bench.md). A piece nobody steals runs on the calling thread, so a busy pool costs
+/// little more than the serial call.
+const PARALLEL_MIN_VERTICES: usize = 4_096;
 
 /// Parallel pieces per pool thread: more than one lets a thread that finishes early take work
 /// from one that was descheduled, on a machine shared with other work.
@@ -61,7 +64,7 @@ const PARALLEL_PIECES_PER_THREAD: usize = 2;
 /// nothing.
 ///
 /// Checks lengths in O(1): every output must have one element per vertex, and the palette must
-/// cover the influences' joints. With the default `rayon` feature, meshes of 16,384 vertices and
+/// cover the influences' joints. With the default `rayon` feature, meshes of 4,096 vertices and
 /// more are split over the current rayon pool (unless `run.parallel` is `false`), two pieces per thread (run inside
 /// `ThreadPool::install` to choose the thread count, one included); the result is bit-identical
 /// to the serial one because every vertex is computed the same way whichever thread runs it.
