@@ -9,11 +9,10 @@
 // /shaders/ on 127.0.0.1. playwright-core comes from tools/ (npm ci --prefix tools).
 // CHROMIUM (default /usr/bin/chromium) picks the browser; WebGL runs on SwiftShader.
 import { createServer } from 'node:http';
-import { readFile, mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withHeadlessChromium } from '../../tools/headless-chromium.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const [vectors, shaders, mode] = process.argv.slice(2);
@@ -49,22 +48,9 @@ const address = `http://127.0.0.1:${server.address().port}/index.html`;
 if (mode === '--serve') {
   console.log(`open ${address} (Ctrl-C to stop)`);
 } else {
-  const require = createRequire(path.join(here, '../../tools/package.json'));
-  const { chromium } = require('playwright-core');
-  const profile = await mkdtemp(path.join(tmpdir(), 'skinblend-chromium-'));
   let exitCode = 1;
   try {
-    // A fresh profile each run (playwright passes it as --user-data-dir; headless: --headless).
-    const browser = await chromium.launchPersistentContext(profile, {
-      executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-      headless: true,
-      args: [
-        '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync',
-        '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
-      ],
-    });
-    try {
+    await withHeadlessChromium({}, async (browser) => {
       const page = await browser.newPage();
       page.on('pageerror', (error) => console.error(`page error: ${error.message}`));
       await page.goto(address);
@@ -78,12 +64,9 @@ if (mode === '--serve') {
       for (const failure of result.failures) console.log(`FAIL ${failure}`);
       console.log(`${result.ok ? 'PASS' : 'FAIL'}: checked ${result.vectors} vectors (${result.vertices} vertex results): ${result.message}`);
       exitCode = result.ok && result.vectors > 0 ? 0 : 1;
-    } finally {
-      await browser.close();
-    }
+    });
   } finally {
     server.close();
-    await rm(profile, { recursive: true, force: true });
   }
   process.exit(exitCode);
 }

@@ -12,37 +12,21 @@
 // requests for paths outside the viewer's files (sent by node, not the page). Exits 1 only
 // when the browser could not be driven. CHROMIUM (default /usr/bin/chromium) picks the
 // browser; WebGL runs on SwiftShader.
-import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { writeFile, mkdir } from 'node:fs/promises';
 import { get } from 'node:http';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { withHeadlessChromium } from '../../tools/headless-chromium.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const [url, out, first, second, play = '3'] = process.argv.slice(2);
 if (!url || !out || first === undefined || second === undefined) {
   console.error('usage: node web/viewer/check.mjs URL OUT_DIR TIME_S OTHER_TIME_S [PLAY_SECONDS]');
   process.exit(2);
 }
 await mkdir(out, { recursive: true });
-const require = createRequire(path.join(here, '../../tools/package.json'));
-const { chromium } = require('playwright-core');
-const profile = await mkdtemp(path.join(tmpdir(), 'skinblend-view-chromium-'));
 const result = { console_errors: [], page_errors: [], failed_requests: [], error: null };
 let exitCode = 1;
 try {
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    headless: true,
-    viewport: { width: 1200, height: 760 },
-    args: [
-      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync',
-      '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
-    ],
-  });
-  try {
+  await withHeadlessChromium({ viewport: { width: 1200, height: 760 } }, async (browser) => {
     const page = await browser.newPage();
     page.on('console', (m) => { if (m.type() === 'error') result.console_errors.push(m.text()); });
     page.on('pageerror', (e) => result.page_errors.push(e.stack ?? e.message));
@@ -94,14 +78,11 @@ try {
       });
     }
     exitCode = 0;
-  } finally {
-    await browser.close();
-  }
+  });
 } catch (error) {
   result.driver_error = String(error && error.message ? error.message : error);
   console.error(`check.mjs: ${result.driver_error}`);
 } finally {
   await writeFile(path.join(out, 'result.json'), JSON.stringify(result, null, 2));
-  await rm(profile, { recursive: true, force: true });
 }
 process.exit(exitCode);

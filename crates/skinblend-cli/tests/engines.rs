@@ -7,8 +7,8 @@
 
 mod support;
 
-use skinblend_testkit::{in_ci, models_dir, repository_root};
-use support::skinblend;
+use skinblend_testkit::{models_dir, repository_root};
+use support::{chromium_or_skip, skinblend};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -161,34 +161,11 @@ fn conformance_writes_the_cases_the_manifest_names() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// node and playwright-core from tools/, or `None` after saying why (a failure under CI).
-fn node_or_skip() -> Option<()> {
-    let node = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let playwright = repository_root()
-        .join("tools/node_modules/playwright-core")
-        .is_dir();
-    let chromium =
-        Path::new(&std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()))
-            .is_file();
-    if node && playwright && chromium {
-        return Some(());
-    }
-    let why = format!(
-        "node: {node}, tools/node_modules/playwright-core: {playwright}, chromium: {chromium}"
-    );
-    assert!(!in_ci(), "CI=true but the WebGL2 check cannot run ({why})");
-    eprintln!("skipping the WebGL2 conformance check ({why})");
-    None
-}
-
 /// Every vector through each method's GLSL ES 3.00 shader in headless Chromium (WebGL2 on
 /// SwiftShader), within the manifest's tolerance; prints the count and the worst errors.
 #[test]
 fn webgl2_page_agrees_with_every_vector() {
-    if node_or_skip().is_none() {
+    if chromium_or_skip("the WebGL2 conformance check").is_none() {
         return;
     }
     let vectors = temporary("webgl-vectors");

@@ -14,25 +14,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
 
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
-fn temporary(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("skinblend-view-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temporary folder");
-    dir
-}
+use skinblend_testkit::{models_dir, repository_root};
+use support::{chromium_or_skip, command, temp_dir};
 
 /// The built-in rigs as .glb in a fresh folder (`skinblend rigs`).
 fn rigs(name: &str) -> PathBuf {
-    let dir = temporary(name);
-    let out = Command::new(env!("CARGO_BIN_EXE_skinblend"))
+    let dir = temp_dir(name);
+    let out = command()
         .args(["rigs", "-o"])
         .arg(&dir)
         .output()
@@ -58,7 +48,7 @@ impl Server {
     }
 
     fn start_with_stderr(file: &Path, stderr: Stdio) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_skinblend"))
+        let mut child = command()
             .arg("view")
             .arg(file)
             .args(["--no-open", "--port", "0"])
@@ -185,21 +175,17 @@ fn serves_its_routes_and_nothing_else() {
 
 #[test]
 fn a_broken_file_is_the_one_line_error_of_the_other_commands() {
-    let dir = temporary("broken");
+    let dir = temp_dir("broken");
     let file = dir.join("broken.glb");
     // A GLB header that declares 16 bytes in a file of 12.
     std::fs::write(&file, b"glTF\x02\x00\x00\x00\x10\x00\x00\x00").expect("write");
-    let view = Command::new(env!("CARGO_BIN_EXE_skinblend"))
+    let view = command()
         .arg("view")
         .arg(&file)
         .arg("--no-open")
         .output()
         .expect("run view");
-    let info = Command::new(env!("CARGO_BIN_EXE_skinblend"))
-        .arg("info")
-        .arg(&file)
-        .output()
-        .expect("run info");
+    let info = command().arg("info").arg(&file).output().expect("run info");
     assert_eq!(view.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&view.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -234,33 +220,6 @@ fn ctrl_c_stops_it_cleanly() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// node and playwright-core from tools/ and Chromium, or `None` after saying why (a failure
-/// under CI).
-fn browser_or_skip() -> Option<()> {
-    let node = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let playwright = workspace()
-        .join("tools/node_modules/playwright-core")
-        .is_dir();
-    let chromium =
-        Path::new(&std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()))
-            .is_file();
-    if node && playwright && chromium {
-        return Some(());
-    }
-    let why = format!(
-        "node: {node}, tools/node_modules/playwright-core: {playwright}, chromium: {chromium}"
-    );
-    assert!(
-        !in_ci(),
-        "CI=true but the viewer's browser test cannot run ({why})"
-    );
-    eprintln!("skipping the viewer's browser test ({why})");
-    None
-}
-
 /// What check.mjs saw (OUT/result.json), asserting only that it could drive the browser.
 fn run_check(
     server: &Server,
@@ -270,7 +229,7 @@ fn run_check(
     play_s: f32,
 ) -> serde_json::Value {
     let status = Command::new("node")
-        .arg(workspace().join("web/viewer/check.mjs"))
+        .arg(repository_root().join("web/viewer/check.mjs"))
         .arg(&server.url)
         .arg(out)
         .arg(time_s)
@@ -429,7 +388,7 @@ fn changed_share(a: &Picture, b: &Picture) -> f64 {
 
 #[test]
 fn browser_shows_the_candy_wrapper_in_lbs_and_not_in_dqs() {
-    if browser_or_skip().is_none() {
+    if chromium_or_skip("the viewer's browser test").is_none() {
         return;
     }
     let dir = rigs("browser-twist");
@@ -470,18 +429,16 @@ fn browser_shows_the_candy_wrapper_in_lbs_and_not_in_dqs() {
 
 #[test]
 fn browser_plays_a_sample_model() {
-    if browser_or_skip().is_none() {
+    if chromium_or_skip("the viewer's browser test").is_none() {
         return;
     }
-    let model = workspace().join("../shared/models/CesiumMan/CesiumMan.glb");
-    if !model.is_file() {
-        assert!(!in_ci(), "CI=true but {} is missing", model.display());
-        eprintln!("{} missing: skipped", model.display());
+    let Some(models) = models_dir() else {
         return;
-    }
+    };
+    let model = models.join("CesiumMan/CesiumMan.glb");
     let server = Server::start(&model);
     // Kept in target/tmp: the README's picture comes from here (page.png).
-    let out = workspace().join("target/tmp/view-CesiumMan");
+    let out = repository_root().join("target/tmp/view-CesiumMan");
     let _ = std::fs::remove_dir_all(&out);
     let result = check_page(&server, &out, 0.5, 1.5, 3.0);
     let a = Picture::open(&out.join("first.png"));
@@ -496,7 +453,7 @@ fn browser_plays_a_sample_model() {
 
 #[test]
 fn an_error_after_start_is_the_cli_line_on_the_page_and_in_the_terminal() {
-    if browser_or_skip().is_none() {
+    if chromium_or_skip("the viewer's browser test").is_none() {
         return;
     }
     let dir = rigs("browser-error");
@@ -512,7 +469,7 @@ fn an_error_after_start_is_the_cli_line_on_the_page_and_in_the_terminal() {
     let shown = result["error"]
         .as_str()
         .unwrap_or_else(|| panic!("no error on the page: {result}"));
-    let pose = Command::new(env!("CARGO_BIN_EXE_skinblend"))
+    let pose = command()
         .arg("pose")
         .arg(&file)
         .args(["--time", "NaN", "-o"])

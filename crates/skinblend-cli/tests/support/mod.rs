@@ -1,8 +1,8 @@
 //! Helpers shared by the CLI's integration tests: the built `skinblend` binary, scratch
-//! folders. The sample models and the glTF validator are skinblend-testkit's.
+//! folders, headless Chromium. The sample models and the glTF validator are skinblend-testkit's.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// A command for the `skinblend` binary cargo built for these tests.
@@ -37,4 +37,35 @@ pub fn run(args: &[&str]) -> (i32, String, String) {
         String::from_utf8(output.stdout).expect("UTF-8 stdout"),
         String::from_utf8(output.stderr).expect("UTF-8 stderr"),
     )
+}
+
+/// `Some(())` when node, playwright-core (`npm ci --prefix tools`) and Chromium (`$CHROMIUM`, else
+/// /usr/bin/chromium) are all here to drive a page; otherwise `None` after saying which are
+/// missing and that `what` is skipped.
+///
+/// # Panics
+/// Under `CI=true` when any is missing (`.ci/run` installs them).
+pub fn chromium_or_skip(what: &str) -> Option<()> {
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let playwright = skinblend_testkit::repository_root()
+        .join("tools/node_modules/playwright-core")
+        .is_dir();
+    let chromium =
+        Path::new(&std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()))
+            .is_file();
+    if node && playwright && chromium {
+        return Some(());
+    }
+    let why = format!(
+        "node: {node}, tools/node_modules/playwright-core: {playwright}, chromium: {chromium}"
+    );
+    assert!(
+        !skinblend_testkit::in_ci(),
+        "CI=true but {what} cannot run ({why})"
+    );
+    eprintln!("skipping {what} ({why})");
+    None
 }
