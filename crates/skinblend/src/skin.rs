@@ -48,24 +48,28 @@ pub fn skin(
 }
 
 /// Below this many vertices a call runs on the calling thread only: a split costs a `rayon::join`
-/// per piece (a microsecond or two when the pool's threads are awake), which a piece of 1,024
-/// vertices (4,096 over two threads, two pieces each) still repays several times. On the idle
+/// per piece (a microsecond or two when the pool's threads are awake), which a piece of 512
+/// vertices (4,096 over two threads, four pieces each) still repays several times. On the idle
 /// two-core development host, two threads over one at 10,000 vertices measured 1.45–1.78× with
-/// this threshold and 1.00× with the earlier 16,384 (`skinblend bench --quick --json`, three
+/// this threshold (and two pieces per thread) and 1.00× with the earlier 16,384 (`skinblend bench --quick --json`, three
 /// runs; docs/bench.md). A piece nobody steals runs on the calling thread, so a busy pool costs
 /// little more than the serial call.
 const PARALLEL_MIN_VERTICES: usize = 4_096;
 
-/// Parallel pieces per pool thread: more than one lets a thread that finishes early take work
-/// from one that was descheduled, on a machine shared with other work.
-const PARALLEL_PIECES_PER_THREAD: usize = 2;
+/// Parallel pieces per pool thread. More than one lets the calling thread go on with the next
+/// piece while a sleeping worker is still waking up, and a thread that finishes early take work
+/// from one that was descheduled. On the idle two-core host, two threads over one (medians of
+/// six interleaved `skinblend bench --quick` runs per build) were 1.85×/1.82×/1.65× at 10k for
+/// LBS/DQS/CoR with four pieces against 1.32×/1.42×/1.32× with two, 1.90×/1.83×/1.95× against
+/// 1.52×/1.82×/1.88× at 100k, and within the runs' noise at 1M.
+const PARALLEL_PIECES_PER_THREAD: usize = 4;
 
 /// Skins `input` under a prepared palette into caller-owned buffers, as `run` says. Allocates
 /// nothing.
 ///
 /// Checks lengths in O(1): every output must have one element per vertex, and the palette must
 /// cover the influences' joints. With the default `rayon` feature, meshes of 4,096 vertices and
-/// more are split over the current rayon pool (unless `run.parallel` is `false`), two pieces per thread (run inside
+/// more are split over the current rayon pool (unless `run.parallel` is `false`), four pieces per thread (run inside
 /// `ThreadPool::install` to choose the thread count, one included); the result is bit-identical
 /// to the serial one because every vertex is computed the same way whichever thread runs it.
 ///
