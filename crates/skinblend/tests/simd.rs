@@ -174,6 +174,35 @@ fn antipodal_dual_quaternion_palettes() {
     });
 }
 
+/// Weights that do not sum to 1 (0.3 to 1.7 per vertex, as files the loader did not repair can
+/// hold): every kernel, the positions-only LBS one included, divides by the sum like the scalar
+/// kernel. (Fails when a SIMD kernel skips the division: the other tests' weights sum to 1.)
+#[test]
+fn weights_not_summing_to_one() {
+    let mut rng = Rng::new(41);
+    for k in [1, 2, 4, 8] {
+        let rig = random_rig(&mut rng, 203, k, 12, false);
+        let mut weights = rig.influences.weights().to_vec();
+        for (v, vertex) in weights.chunks_mut(k).enumerate() {
+            let sum_wanted = 0.3 + 1.4 * (v % 11) as f32 / 10.0;
+            for w in vertex {
+                *w *= sum_wanted;
+            }
+        }
+        let influences = Influences::new(k, rig.influences.joints().to_vec(), weights, 12).unwrap();
+        let input = SkinInput::new(
+            &rig.positions,
+            Some(&rig.normals),
+            Some(&rig.tangents),
+            &influences,
+        )
+        .unwrap();
+        compare(&format!("k={k} weights summing to 0.3-1.7"), &input, |o| {
+            prepare(&rig.palette, Some(&rig.centers), o).unwrap()
+        });
+    }
+}
+
 #[test]
 fn unweighted_vertices_inside_blocks_and_tails() {
     let mut rng = Rng::new(29);

@@ -4,6 +4,8 @@ use std::arch::x86_64::*;
 
 use std::mem::MaybeUninit;
 
+use glam::Vec3;
+
 use super::lanes::{
     abs8, all8, cross8, dot8, load3x8, load_tangents8, normalize8_or, scale8, store3x8,
     store_tangents8, transpose8, Block, JointOffsets, LANES,
@@ -162,6 +164,78 @@ fn weight_sums4(weights8: &[f32]) -> __m256 {
     _mm256_permutevar8x32_ps(pairs, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
 }
 
+/// LBS positions only, four influences, of vertices `base .. base + 8`; `false`, having written
+/// nothing, when one of them is unweighted. Each vertex's blended 3x4 stays in its two registers
+/// `(c0 | c1)` and `(c2 | t)` (as [`blend8`] builds them) and transforms the vertex there:
+/// `(c0·x + c2·z | c1·y + t)`, whose halves added are `M p`. No transposes, so the shuffle port
+/// the eight-wide path saturates is left nearly idle. Rounding differs from [`block`]'s (the sums
+/// are grouped differently), within `SIMD_VS_SCALAR` of the scalar kernel as every kernel.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
+    let (joints8, weights8) = block.influences8::<4>(base);
+    let sum = weight_sums4(weights8);
+    if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
+        sum,
+        _mm256_set1_ps(MIN_WEIGHT_SUM),
+    )) {
+        return false;
+    }
+    let scale = if block.renormalize {
+        _mm256_div_ps(_mm256_set1_ps(1.0), sum)
+    } else {
+        _mm256_set1_ps(1.0)
+    };
+    let mut scales = [0.0f32; LANES];
+    let src = &block.positions[base..base + LANES];
+    let dst = &mut positions[base..base + LANES];
+    // SAFETY: AVX2 and FMA are enabled here. `scales` is 8 f32s. `Influences` guarantees
+    // joint < joint_count and `skin_into` checked the palette covers it; an `Affine3A` is 16
+    // contiguous f32s (layout asserts in `lanes`), so both 32-byte loads are inside matrix
+    // `joint`. `src` and `dst` are 8 `Vec3`s, 24 contiguous f32s each (layout asserts in
+    // `lanes`): vertex l reads f32s 3l .. 3l + 3, and writes 3l .. 3l + 4 for l < 7 (the fourth
+    // is vertex l + 1's x, written again by the next vertex) and 3l .. 3l + 3 for l = 7.
+    unsafe {
+        _mm256_storeu_ps(scales.as_mut_ptr(), scale);
+        let mut offsets = JointOffsets::new();
+        offsets.fill::<4>(joints8);
+        let matrices = block.linear.as_ptr().cast::<f32>();
+        let src = src.as_ptr().cast::<f32>();
+        let dst = dst.as_mut_ptr().cast::<f32>();
+        let one = _mm256_set1_ps(1.0);
+        for l in 0..LANES {
+            let mut c01 = _mm256_setzero_ps();
+            let mut c23 = _mm256_setzero_ps();
+            for slot in 0..4 {
+                let m = matrices.add(offsets.get(l * 4 + slot));
+                let w = _mm256_broadcast_ss(&weights8[l * 4 + slot]);
+                c01 = _mm256_fmadd_ps(_mm256_loadu_ps(m), w, c01);
+                c23 = _mm256_fmadd_ps(_mm256_loadu_ps(m.add(8)), w, c23);
+            }
+            let p = src.add(3 * l);
+            let xy =
+                _mm256_blend_ps::<0xF0>(_mm256_broadcast_ss(&*p), _mm256_broadcast_ss(&*p.add(1)));
+            let z1 = _mm256_blend_ps::<0xF0>(_mm256_broadcast_ss(&*p.add(2)), one);
+            let halves = _mm256_fmadd_ps(c23, z1, _mm256_mul_ps(c01, xy));
+            let moved = _mm_mul_ps(
+                _mm_add_ps(
+                    _mm256_castps256_ps128(halves),
+                    _mm256_extractf128_ps::<1>(halves),
+                ),
+                _mm_broadcast_ss(&scales[l]),
+            );
+            let out = dst.add(3 * l);
+            if l + 1 < LANES {
+                _mm_storeu_ps(out, moved);
+            } else {
+                _mm_storel_pd(out.cast::<f64>(), _mm_castps_pd(moved));
+                _mm_store_ss(out.add(2), _mm_movehl_ps(moved, moved));
+            }
+        }
+    }
+    true
+}
+
 /// LBS of vertices `base .. base + 8`. Returns `false`, having written nothing, when one of
 /// them is unweighted.
 #[inline]
@@ -172,6 +246,9 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool>(
     base: usize,
     diagnostics: &mut Diagnostics,
 ) -> bool {
+    if K == 4 && !(N || T) {
+        return positions4(block, outputs.positions, base);
+    }
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
     let Some(m) = (unsafe { blend8::<K>(block, base) }) else {
         return false;
