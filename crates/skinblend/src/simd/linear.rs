@@ -122,23 +122,32 @@ pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> O
         let [c0x, c0y, c0z, _, c1x, c1y, c1z, _] = transpose8(rows01);
         let [c2x, c2y, c2z, _, tx, ty, tz, sum] = transpose8(rows23);
         let sum = if K == 4 { weight_sums4(weights8) } else { sum };
-        if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
-            sum,
-            _mm256_set1_ps(MIN_WEIGHT_SUM),
-        )) {
-            return None;
-        }
-        let weight_scale = if block.renormalize {
-            _mm256_div_ps(_mm256_set1_ps(1.0), sum)
-        } else {
-            _mm256_set1_ps(1.0)
-        };
+        let weight_scale = weight_scale8(sum, block.renormalize)?;
         Some(Linear8 {
             columns: [[c0x, c0y, c0z], [c1x, c1y, c1z], [c2x, c2y, c2z]],
             translation: [tx, ty, tz],
             weight_scale,
         })
     }
+}
+
+/// The factor that turns a blend of eight vertices' stored weights into the blend of normalized
+/// ones (`1 / Σw` where the palette renormalizes, else 1), or `None` when one of them is
+/// unweighted (`Σw` below `MIN_WEIGHT_SUM`, as the scalar kernel).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn weight_scale8(sum: __m256, renormalize: bool) -> Option<__m256> {
+    if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
+        sum,
+        _mm256_set1_ps(MIN_WEIGHT_SUM),
+    )) {
+        return None;
+    }
+    Some(if renormalize {
+        _mm256_div_ps(_mm256_set1_ps(1.0), sum)
+    } else {
+        _mm256_set1_ps(1.0)
+    })
 }
 
 /// `Σw` of eight vertices with four influences each (32 consecutive weights), summed as
@@ -174,17 +183,8 @@ fn weight_sums4(weights8: &[f32]) -> __m256 {
 #[target_feature(enable = "avx2,fma")]
 fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
     let (joints8, weights8) = block.influences8::<4>(base);
-    let sum = weight_sums4(weights8);
-    if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
-        sum,
-        _mm256_set1_ps(MIN_WEIGHT_SUM),
-    )) {
+    let Some(scale) = weight_scale8(weight_sums4(weights8), block.renormalize) else {
         return false;
-    }
-    let scale = if block.renormalize {
-        _mm256_div_ps(_mm256_set1_ps(1.0), sum)
-    } else {
-        _mm256_set1_ps(1.0)
     };
     let mut scales = [0.0f32; LANES];
     let src = &block.positions[base..base + LANES];
