@@ -3,9 +3,7 @@
 use std::arch::x86_64::*;
 
 use super::dual_quat::{self, Rotation8};
-use super::lanes::{
-    add8, all8, load3x8, load_tangents8, normalize8_or, store3x8, store_tangents8, Block,
-};
+use super::lanes::{all8, load3x8, Block};
 use super::linear;
 use crate::types::{Diagnostics, SkinOutputs};
 
@@ -51,15 +49,6 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
         _mm256_sub_ps(lbs_center[1], turned_center[1]),
         _mm256_sub_ps(lbs_center[2], turned_center[2]),
     ];
-    let p = rotation.rotate(load3x8(block.positions, base));
-    store3x8(outputs.positions, base, add8(p, translation));
-    if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals) {
-        let n = load3x8(src, base);
-        store3x8(out, base, normalize8_or(rotation.rotate(n), n));
-    }
-    if let (true, Some(out), Some(src)) = (T, outputs.tangents.as_deref_mut(), block.tangents) {
-        let (d, tw) = load_tangents8(src, base);
-        store_tangents8(out, base, normalize8_or(rotation.rotate(d), d), tw);
-    }
+    rotation.apply::<N, T>(block, outputs, base, translation);
     true
 }

@@ -357,6 +357,30 @@ pub(super) struct Rotation8 {
 }
 
 impl Rotation8 {
+    /// Writes vertices `base .. base + 8` moved by this rotation and `translation`: positions
+    /// `R p + t`, and (where `N` / `T` and the input has them) normals and tangent directions
+    /// `R n`, renormalized, tangents keeping their handedness. Shared by DQS and CoR.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn apply<const N: bool, const T: bool>(
+        &self,
+        block: &Block<'_>,
+        outputs: &mut SkinOutputs<'_>,
+        base: usize,
+        translation: [__m256; 3],
+    ) {
+        let p = self.rotate(load3x8(block.positions, base));
+        store3x8(outputs.positions, base, add8(p, translation));
+        if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals) {
+            let n = load3x8(src, base);
+            store3x8(out, base, normalize8_or(self.rotate(n), n));
+        }
+        if let (true, Some(out), Some(src)) = (T, outputs.tangents.as_deref_mut(), block.tangents) {
+            let (d, tw) = load_tangents8(src, base);
+            store_tangents8(out, base, normalize8_or(self.rotate(d), d), tw);
+        }
+    }
+
     /// The rotations of the real parts `[x, y, z, w]` of eight blends, or `None` when one of
     /// them has no finite squared length of at least the smallest normal f32 (rounding
     /// cancelled the blend: the scalar kernel's fallback has one definition).
@@ -432,15 +456,6 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
             _mm256_add_ps(_mm256_fmsub_ps(w, ve[a], _mm256_mul_ps(dw, v[a])), c[a]),
         );
     }
-    let p = rotation.rotate(load3x8(block.positions, base));
-    store3x8(outputs.positions, base, add8(p, translation));
-    if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals) {
-        let n = load3x8(src, base);
-        store3x8(out, base, normalize8_or(rotation.rotate(n), n));
-    }
-    if let (true, Some(out), Some(src)) = (T, outputs.tangents.as_deref_mut(), block.tangents) {
-        let (d, tw) = load_tangents8(src, base);
-        store_tangents8(out, base, normalize8_or(rotation.rotate(d), d), tw);
-    }
+    rotation.apply::<N, T>(block, outputs, base, translation);
     true
 }
