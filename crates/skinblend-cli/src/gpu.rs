@@ -83,9 +83,17 @@ pub fn evidence_rows() -> Result<GpuEvidence> {
 }
 
 /// The largest |gpu − cpu| / max(|cpu|, 1) over every vertex attribute (the fixtures are about
-/// 1 m in size, and normals and tangents are unit vectors).
+/// 1 m in size, and normals and tangents are unit vectors). A NaN on either side counts as
+/// infinitely far (`f32::max` would drop it).
 fn max_relative_difference(gpu: &Skinned, cpu: &Skinned) -> f32 {
-    let rel = |a: Vec4, b: Vec4| (a - b).length() / b.length().max(1.0);
+    let rel = |a: Vec4, b: Vec4| {
+        let difference = (a - b).length() / b.length().max(1.0);
+        if difference.is_nan() {
+            f32::INFINITY
+        } else {
+            difference
+        }
+    };
     let mut worst = 0f32;
     for (a, b) in gpu.positions.iter().zip(&cpu.positions) {
         worst = worst.max(rel(a.extend(0.0), b.extend(0.0)));

@@ -299,3 +299,48 @@ fn tied_weights_pivot_on_the_lowest_slot() {
     let out = run(&input, &prepared, options.run_options(), true, false);
     assert_eq!(out.diagnostics.sign_flips, 3 * vertices, "pivot on slot 0");
 }
+
+/// The SIMD kernels' fast paths (the squared singular test, the `rsqrt` normalize) hand a block
+/// to the scalar kernel's exact forms wherever they could decide differently: determinants
+/// swept across the singular threshold `1e-6 · (largest column length)³` in steps of 1e-7
+/// relative (the squared test alone decides some of them the other way: seen failing),
+/// column lengths outside its range (1e-4 and 2e3), and normals of length zero, 1e-20 and 1e20
+/// (subnormal and infinite squared lengths: glam's `try_normalize` keeps the input for two of
+/// them). `compare` checks the singular counts and every normal against the scalar kernel.
+#[test]
+fn singular_threshold_and_degenerate_normals_take_the_exact_forms() {
+    let mut rng = Rng::new(43);
+    // diag(L, 1, d): det = L d against 1e-6 L³, for 16 lengths L and 13 steps of d.
+    let mut palette: Vec<Mat4> = (0..16)
+        .flat_map(|j| {
+            let length = 1.0 + j as f32 / 16.0 + 1.0 / 7.0;
+            (-6..=6).map(move |i| {
+                let d = 1e-6 * length * length * (1.0 + 1e-7 * i as f32);
+                Mat4::from_scale(Vec3::new(length, 1.0, d))
+            })
+        })
+        .collect();
+    palette.push(Mat4::from_scale(Vec3::new(1e-4, 1e-4, 1e-4 * 1e-6)));
+    palette.push(Mat4::from_scale(Vec3::new(2e3, 2e3, 2e3 * 1e-6)));
+    palette.push(Mat4::from_scale(Vec3::new(1.0, 1.0, 1.0)));
+    let joint_count = palette.len();
+    let vertices = 2 * joint_count + 5;
+    let rig = random_rig(&mut rng, vertices, 4, 4, false);
+    let mut normals = rig.normals.clone();
+    for (v, scale) in [(3, 0.0), (12, 1e-20), (21, 1e20), (vertices - 2, 0.0)] {
+        normals[v] *= scale;
+    }
+    // One joint per vertex (weight 1 in slot 0), so the blended 3x3 is the joint's exactly.
+    let joints: Vec<u16> = (0..vertices)
+        .flat_map(|v| {
+            let j = (v % joint_count) as u16;
+            [j, (j + 1) % joint_count as u16, 0, 1]
+        })
+        .collect();
+    let weights: Vec<f32> = (0..vertices).flat_map(|_| [1.0, 0.0, 0.0, 0.0]).collect();
+    let influences = Influences::new(4, joints, weights, joint_count).unwrap();
+    let input = SkinInput::new(&rig.positions, Some(&normals), None, &influences).unwrap();
+    compare("singular threshold", &input, |o| {
+        prepare(&palette, None, o).unwrap()
+    });
+}

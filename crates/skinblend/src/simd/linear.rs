@@ -236,6 +236,66 @@ fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
     true
 }
 
+/// Half-width of the relative band around the singular threshold inside which
+/// [`singular8`]'s squared comparison defers to the exact one: both sides of the squared test
+/// carry at most about ten f32 roundings (under 1e-6 relative), so outside this band the two
+/// tests cannot disagree.
+const SINGULAR_BAND: f32 = 1.0e-5;
+
+/// Largest squared column lengths inside this range keep every term of [`singular8`]'s squared
+/// test a normal f32 (`SINGULAR_RELATIVE² m³` stays above 2⁻¹⁰⁰).
+const SINGULAR_FAST_RANGE: (f32, f32) = (1.0 / 1_048_576.0, 1_048_576.0);
+
+/// Lanes whose 3x3 (`columns`, determinant `det`) is singular for the normal transform:
+/// `|det| ≤ SINGULAR_RELATIVE · (largest column length)³`, the scalar kernel's test. Compared
+/// squared (`det² ≤ SINGULAR_RELATIVE² m³`, `m` the largest squared length), with no square
+/// root on the block's dependency chain; a block with a lane near the threshold (within
+/// [`SINGULAR_BAND`]) or outside [`SINGULAR_FAST_RANGE`] takes the scalar kernel's exact
+/// form, so every decision is the scalar kernel's.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn singular8(columns: [[__m256; 3]; 3], det: __m256) -> __m256 {
+    let [c0, c1, c2] = columns;
+    let m = _mm256_max_ps(_mm256_max_ps(dot8(c0, c0), dot8(c1, c1)), dot8(c2, c2));
+    let det_squared = _mm256_mul_ps(det, det);
+    let bound_squared = _mm256_mul_ps(
+        _mm256_mul_ps(
+            _mm256_mul_ps(_mm256_set1_ps(SINGULAR_RELATIVE * SINGULAR_RELATIVE), m),
+            m,
+        ),
+        m,
+    );
+    let (low, high) = SINGULAR_FAST_RANGE;
+    let in_range = _mm256_and_ps(
+        _mm256_cmp_ps::<_CMP_GE_OQ>(m, _mm256_set1_ps(low)),
+        _mm256_cmp_ps::<_CMP_LE_OQ>(m, _mm256_set1_ps(high)),
+    );
+    let clear = _mm256_or_ps(
+        _mm256_cmp_ps::<_CMP_LT_OQ>(
+            det_squared,
+            _mm256_mul_ps(bound_squared, _mm256_set1_ps(1.0 - SINGULAR_BAND)),
+        ),
+        _mm256_cmp_ps::<_CMP_GT_OQ>(
+            det_squared,
+            _mm256_mul_ps(bound_squared, _mm256_set1_ps(1.0 + SINGULAR_BAND)),
+        ),
+    );
+    if all8(_mm256_and_ps(in_range, clear)) {
+        return _mm256_cmp_ps::<_CMP_LE_OQ>(det_squared, bound_squared);
+    }
+    // sqrt is monotonic and correctly rounded: the largest length is the root of the largest
+    // squared length, exactly.
+    let largest = _mm256_sqrt_ps(m);
+    let bound = _mm256_mul_ps(
+        _mm256_mul_ps(
+            _mm256_mul_ps(_mm256_set1_ps(SINGULAR_RELATIVE), largest),
+            largest,
+        ),
+        largest,
+    );
+    _mm256_cmp_ps::<_CMP_LE_OQ>(abs8(det), bound)
+}
+
 /// LBS of vertices `base .. base + 8`. Returns `false`, having written nothing, when one of
 /// them is unweighted.
 #[inline]
@@ -277,20 +337,7 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool>(
                 _mm256_fmadd_ps(cofactor1[a], n[1], _mm256_mul_ps(cofactor0[a], n[0])),
             );
         }
-        // sqrt is monotonic and correctly rounded: the largest length is the root of the
-        // largest squared length, exactly.
-        let largest = _mm256_sqrt_ps(_mm256_max_ps(
-            _mm256_max_ps(dot8(c0, c0), dot8(c1, c1)),
-            dot8(c2, c2),
-        ));
-        let bound = _mm256_mul_ps(
-            _mm256_mul_ps(
-                _mm256_mul_ps(_mm256_set1_ps(SINGULAR_RELATIVE), largest),
-                largest,
-            ),
-            largest,
-        );
-        let singular = _mm256_cmp_ps::<_CMP_LE_OQ>(abs8(det), bound);
+        let singular = singular8(m.columns, det);
         diagnostics.singular_normal_matrices += _mm256_movemask_ps(singular).count_ones() as usize;
         // Flip where not singular and the determinant is negative (a mirror): xor the sign.
         let flip = _mm256_and_ps(_mm256_andnot_ps(singular, negative), _mm256_set1_ps(-0.0));

@@ -16,17 +16,30 @@ pub const REF_F64_VS_F32: f64 = 2e-5;
 /// LBS applies one 3x4, with scales up to 3, so a decade above `REL_F32`.
 pub const NON_RIGID_REL: f64 = 1e-5;
 
-/// Largest distance between corresponding points, relative to the largest magnitude (at least 1).
+/// Largest distance between corresponding points, relative to the largest finite magnitude (at
+/// least 1). A pair that differs by a non-finite distance (NaN or infinity on one side only, or
+/// different ones) is infinitely far apart: `f64::max` would otherwise drop a NaN silently.
 pub fn max_relative_difference(a: &[Vec3], b: &[Vec3]) -> f64 {
     assert_eq!(a.len(), b.len());
     let scale = a
         .iter()
         .chain(b)
         .map(|p| f64::from(p.length()))
+        .filter(|length| length.is_finite())
         .fold(1.0, f64::max);
     a.iter()
         .zip(b)
-        .map(|(x, y)| f64::from((*x - *y).length()))
+        .map(|(x, y)| {
+            if x.to_array().map(f32::to_bits) == y.to_array().map(f32::to_bits) {
+                return 0.0;
+            }
+            let distance = f64::from((*x - *y).length());
+            if distance.is_finite() {
+                distance
+            } else {
+                f64::INFINITY
+            }
+        })
         .fold(0.0, f64::max)
         / scale
 }
