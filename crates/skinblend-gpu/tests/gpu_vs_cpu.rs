@@ -72,10 +72,18 @@ fn cpu(input: &SkinInput<'_>, palette: &PreparedPalette) -> Skinned {
 
 /// The largest |gpu − cpu| / max(|cpu|, scale) over all vertices and attributes; `scale` is the
 /// mesh's size for positions (so points near the origin are judged against the mesh, not
-/// against zero) and 1 for the unit normals and tangents.
+/// against zero) and 1 for the unit normals and tangents. A NaN on either side counts as
+/// infinitely far (`f32::max` would drop it and let a NaN output pass).
 fn max_relative(gpu: &Skinned, cpu: &Skinned, scale: f32) -> f32 {
     let mut worst = 0f32;
-    let rel = |a: Vec4, b: Vec4, floor: f32| (a - b).length() / b.length().max(floor);
+    let rel = |a: Vec4, b: Vec4, floor: f32| {
+        let difference = (a - b).length() / b.length().max(floor);
+        if difference.is_nan() {
+            f32::INFINITY
+        } else {
+            difference
+        }
+    };
     for (g, c) in gpu.positions.iter().zip(&cpu.positions) {
         worst = worst.max(rel(g.extend(0.0), c.extend(0.0), scale));
     }

@@ -327,7 +327,11 @@ fn check(cpu: &Skinned, out: &[[f32; 4]], method: Method) -> f32 {
         let dp = (got_p - *p).length() / p.length().max(1.0);
         let dn = (got_n - normals[v]).length();
         let dt = (got_t - tangents[v]).length();
-        let d = dp.max(dn).max(dt);
+        // A NaN counts as infinitely far (`f32::max` would drop it).
+        let d = [dp, dn, dt]
+            .into_iter()
+            .map(|d| if d.is_nan() { f32::INFINITY } else { d })
+            .fold(0.0, f32::max);
         assert!(
             d <= GPU_VS_CPU,
             "{} vertex {v}: position {got_p} vs {p}, normal {got_n} vs {}, tangent {got_t} vs {}",
