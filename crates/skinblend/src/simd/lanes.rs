@@ -426,10 +426,11 @@ const FAST_NORMALIZE_RANGE: (f32, f32) = (1.0e-30, 1.0e30);
 /// length (the contract of glam's `try_normalize`).
 ///
 /// When every lane's squared length is inside [`FAST_NORMALIZE_RANGE`], the inverse length is
-/// `rsqrt` with one Newton step (four multiplies, no divider): the correctly rounded
-/// `1 / sqrt` costs a square root and a division whose latency, at the end of each block's
-/// dependency chain, measured about a fifth of the LBS kernel's time. Otherwise the block
-/// takes `1 / sqrt` and glam's finite-and-positive test, as the scalar kernel.
+/// `rsqrt` with one Newton step (four multiplies, no divider) instead of the correctly rounded
+/// `1 / sqrt`, a square root and a division at the end of each block's dependency chain:
+/// 1.04× (LBS), 1.01–1.03× (DQS), 1.03–1.04× (CoR) with normals (docs/bench.md). `vrsqrtps` is
+/// not specified bit-exactly, so the last bits may differ between CPU vendors. Otherwise the
+/// block takes `1 / sqrt` and glam's finite-and-positive test, as the scalar kernel.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn normalize8_or(v: [__m256; 3], fallback: [__m256; 3]) -> [__m256; 3] {

@@ -251,7 +251,8 @@ const SINGULAR_FAST_RANGE: (f32, f32) = (1.0 / 1_048_576.0, 1_048_576.0);
 /// squared (`det² ≤ SINGULAR_RELATIVE² m³`, `m` the largest squared length), with no square
 /// root on the block's dependency chain; a block with a lane near the threshold (within
 /// [`SINGULAR_BAND`]) or outside [`SINGULAR_FAST_RANGE`] takes the scalar kernel's exact
-/// form, so every decision is the scalar kernel's.
+/// form, so every decision is the exact form's on this determinant (which itself differs from
+/// the scalar kernel's by f32 rounding only).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn singular8(columns: [[__m256; 3]; 3], det: __m256) -> __m256 {

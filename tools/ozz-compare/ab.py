@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""A/B of builds of skinblend's kernels: wall-clock throughput of `kernel_instructions` runs,
+interleaved (A B C A B C ...), one kernel per invocation.
+
+    tools/ozz-compare/ab.py ROUNDS "METHOD ATTRIBUTES K VERTICES CALLS" BINARY_A BINARY_B [...]
+
+Build each side with `cargo bench -p skinblend --bench kernel_instructions --no-run` (it prints
+the path) and copy the binary away before building the next. Each round runs every binary once
+with CALLS calls (one thread); the setup (the same arguments with 0 calls, best of three) is
+subtracted. Prints, per binary, the median and the best rate in million vertices per second and
+both as ratios to the first binary. On a shared host single runs swing by several per cent: the
+best of 11-15 rounds is the steadier figure (it is the run least disturbed by other tenants).
+Example: `tools/ozz-compare/ab.py 15 "linear pn 4 10000 5000" /tmp/before /tmp/after`.
+"""
+import statistics
+import subprocess
+import sys
+import time
+
+
+def seconds(command):
+    start = time.perf_counter()
+    subprocess.run(command, stdout=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    rounds = int(sys.argv[1])
+    arguments = sys.argv[2].split()
+    binaries = sys.argv[3:]
+    if len(arguments) != 5:
+        sys.exit('the kernel is "METHOD ATTRIBUTES K VERTICES CALLS"')
+    vertices, calls = int(arguments[3]), int(arguments[4])
+    setup = {b: min(seconds([b] + arguments[:4] + ["0"]) for _ in range(3)) for b in binaries}
+    rates = {b: [] for b in binaries}
+    print(f"loadavg before: {open('/proc/loadavg').read().strip()}")
+    for _ in range(rounds):
+        for b in binaries:
+            elapsed = seconds([b] + arguments) - setup[b]
+            rates[b].append(vertices * calls / elapsed / 1e6)
+    print(f"loadavg after: {open('/proc/loadavg').read().strip()}")
+    median0 = statistics.median(rates[binaries[0]])
+    best0 = max(rates[binaries[0]])
+    for b in binaries:
+        median, best = statistics.median(rates[b]), max(rates[b])
+        print(
+            f"{b}: median {median:6.1f} ({median / median0:.3f}x)"
+            f"  best {best:6.1f} ({best / best0:.3f}x)  Mverts/s"
+        )
+
+
+if __name__ == "__main__":
+    main()
