@@ -18,6 +18,23 @@ static double now(void) {
 
 #define FMA(x) __asm__ volatile("vfmadd213ps %2, %1, %0" : "+x"(x) : "x"(m), "x"(c))
 
+/* Eight independent FMA chains of vector type T, n FMAs in all; prints the rate. */
+#define MEASURE(label, T, SET1, ADD, STORE, LANES)                                         \
+  do {                                                                                    \
+    T m = SET1(0.999999f), c = SET1(1e-7f);                                               \
+    T x0 = SET1(1), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0, x6 = x0, x7 = x0;        \
+    double begin = now();                                                                 \
+    for (long i = 0; i < n; i += 8) {                                                     \
+      FMA(x0); FMA(x1); FMA(x2); FMA(x3);                                                 \
+      FMA(x4); FMA(x5); FMA(x6); FMA(x7);                                                 \
+    }                                                                                     \
+    double rate = n / (now() - begin) / 1e9;                                              \
+    float out[LANES];                                                                     \
+    STORE(out, ADD(ADD(x0, x7), ADD(x3, x4)));                                            \
+    printf("%s FMAs: %.2f per ns (%.2f GHz at two per cycle) [%g]\n", label, rate,        \
+           rate / 2, out[0]);                                                             \
+  } while (0)
+
 int main(void) {
   const long n = 1000000000L;
   long chain = 0;
@@ -30,31 +47,7 @@ int main(void) {
         : "r"(i));
   }
   printf("scalar adds:  %.2f GHz\n", n / (now() - start) / 1e9);
-  {
-    __m128 m = _mm_set1_ps(0.999999f), c = _mm_set1_ps(1e-7f);
-    __m128 x0 = _mm_set1_ps(1), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0, x6 = x0, x7 = x0;
-    start = now();
-    for (long i = 0; i < n; i += 8) {
-      FMA(x0); FMA(x1); FMA(x2); FMA(x3);
-      FMA(x4); FMA(x5); FMA(x6); FMA(x7);
-    }
-    double rate = n / (now() - start) / 1e9;
-    float out[4];
-    _mm_storeu_ps(out, _mm_add_ps(_mm_add_ps(x0, x7), _mm_add_ps(x3, x4)));
-    printf("128-bit FMAs: %.2f per ns (%.2f GHz at two per cycle) [%g]\n", rate, rate / 2, out[0]);
-  }
-  {
-    __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
-    __m256 x0 = _mm256_set1_ps(1), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0, x6 = x0, x7 = x0;
-    start = now();
-    for (long i = 0; i < n; i += 8) {
-      FMA(x0); FMA(x1); FMA(x2); FMA(x3);
-      FMA(x4); FMA(x5); FMA(x6); FMA(x7);
-    }
-    double rate = n / (now() - start) / 1e9;
-    float out[8];
-    _mm256_storeu_ps(out, _mm256_add_ps(_mm256_add_ps(x0, x7), _mm256_add_ps(x3, x4)));
-    printf("256-bit FMAs: %.2f per ns (%.2f GHz at two per cycle) [%g]\n", rate, rate / 2, out[0]);
-  }
+  MEASURE("128-bit", __m128, _mm_set1_ps, _mm_add_ps, _mm_storeu_ps, 4);
+  MEASURE("256-bit", __m256, _mm256_set1_ps, _mm256_add_ps, _mm256_storeu_ps, 8);
   return 0;
 }
