@@ -165,7 +165,7 @@ impl Default for RunOptions {
     }
 }
 
-/// Both halves in one value, for the one-call [`crate::skin`] and for callers that configure a
+/// Both halves in one value, for the one-call [`crate::skin()`] and for callers that configure a
 /// whole run in one place: [`SkinOptions::palette_spec`] is what [`crate::prepare`] builds,
 /// [`SkinOptions::run_options`] how each call runs. `&SkinOptions` converts into a
 /// [`PaletteSpec`], so it can be passed to [`crate::prepare`] as it is.
