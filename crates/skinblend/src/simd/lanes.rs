@@ -427,7 +427,7 @@ const FAST_NORMALIZE_RANGE: (f32, f32) = (1.0e-30, 1.0e30);
 ///
 /// When every lane's squared length is inside [`FAST_NORMALIZE_RANGE`], the inverse length is
 /// `rsqrt` with one Newton step (four multiplies, no divider) instead of the correctly rounded
-/// `1 / sqrt`, a square root and a division at the end of each block's dependency chain:
+/// `1 / sqrt`, a square root and a division on the divider for each block:
 /// 1.04× (LBS), 1.01–1.03× (DQS), 1.03–1.04× (CoR) with normals (docs/bench.md). `vrsqrtps` is
 /// not specified bit-exactly, so the last bits may differ between CPU vendors. Otherwise the
 /// block takes `1 / sqrt` and glam's finite-and-positive test, as the scalar kernel.
