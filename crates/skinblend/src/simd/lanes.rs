@@ -155,27 +155,35 @@ impl JointOffsets {
     }
 }
 
+/// `_mm256_shuffle_ps::<IMM>(a, b)`, kept a `vshufps`. LLVM rewrites the pair-moving masks
+/// (`0x44`, `0xEE`) as `vunpcklpd`/`vunpckhpd`, which on the cores measured here issue on one
+/// port (the one every lane-crossing shuffle needs) where `vshufps` issues on two
+/// (`tools/ozz-compare/port_probe.c`).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn shuffle_ps<const IMM: u8>(a: __m256, b: __m256) -> __m256 {
+    let out: __m256;
+    // SAFETY: AVX is enabled here; the instruction reads and writes registers only.
+    unsafe {
+        std::arch::asm!(
+            "vshufps {out}, {a}, {b}, {imm}",
+            a = in(ymm_reg) a,
+            b = in(ymm_reg) b,
+            imm = const IMM,
+            out = lateout(ymm_reg) out,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+    out
+}
+
 /// Transposes 8 rows of 8 into 8 columns: `out[c]` lane `l` = `rows[l]` lane `c`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn transpose8(rows: [__m256; 8]) -> [__m256; 8] {
     let [r0, r1, r2, r3, r4, r5, r6, r7] = rows;
-    let t0 = _mm256_unpacklo_ps(r0, r1);
-    let t1 = _mm256_unpackhi_ps(r0, r1);
-    let t2 = _mm256_unpacklo_ps(r2, r3);
-    let t3 = _mm256_unpackhi_ps(r2, r3);
-    let t4 = _mm256_unpacklo_ps(r4, r5);
-    let t5 = _mm256_unpackhi_ps(r4, r5);
-    let t6 = _mm256_unpacklo_ps(r6, r7);
-    let t7 = _mm256_unpackhi_ps(r6, r7);
-    let u0 = _mm256_shuffle_ps::<0x44>(t0, t2);
-    let u1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
-    let u2 = _mm256_shuffle_ps::<0x44>(t1, t3);
-    let u3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
-    let u4 = _mm256_shuffle_ps::<0x44>(t4, t6);
-    let u5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
-    let u6 = _mm256_shuffle_ps::<0x44>(t5, t7);
-    let u7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+    let [u0, u1, u2, u3] = transpose4_in_halves([r0, r1, r2, r3]);
+    let [u4, u5, u6, u7] = transpose4_in_halves([r4, r5, r6, r7]);
     [
         _mm256_permute2f128_ps::<0x20>(u0, u4),
         _mm256_permute2f128_ps::<0x20>(u1, u5),
@@ -320,15 +328,16 @@ pub(super) unsafe fn load_entry_pairs(
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn transpose4_in_halves(rows: [__m256; 4]) -> [__m256; 4] {
     let [r0, r1, r2, r3] = rows;
-    let t0 = _mm256_unpacklo_ps(r0, r1);
-    let t1 = _mm256_unpackhi_ps(r0, r1);
-    let t2 = _mm256_unpacklo_ps(r2, r3);
-    let t3 = _mm256_unpackhi_ps(r2, r3);
+    // Pairs first, then even and odd lanes: all `vshufps`.
+    let low01 = shuffle_ps::<0x44>(r0, r1);
+    let high01 = shuffle_ps::<0xEE>(r0, r1);
+    let low23 = shuffle_ps::<0x44>(r2, r3);
+    let high23 = shuffle_ps::<0xEE>(r2, r3);
     [
-        _mm256_shuffle_ps::<0x44>(t0, t2),
-        _mm256_shuffle_ps::<0xEE>(t0, t2),
-        _mm256_shuffle_ps::<0x44>(t1, t3),
-        _mm256_shuffle_ps::<0xEE>(t1, t3),
+        shuffle_ps::<0x88>(low01, low23),
+        shuffle_ps::<0xDD>(low01, low23),
+        shuffle_ps::<0x88>(high01, high23),
+        shuffle_ps::<0xDD>(high01, high23),
     ]
 }
 
@@ -354,17 +363,8 @@ pub(super) fn load_tangents8(values: &[Vec4], base: usize) -> ([__m256; 3], __m2
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn store_tangents8(values: &mut [Vec4], base: usize, [x, y, z]: [__m256; 3], w: __m256) {
-    let t0 = _mm256_unpacklo_ps(x, y);
-    let t1 = _mm256_unpackhi_ps(x, y);
-    let t2 = _mm256_unpacklo_ps(z, w);
-    let t3 = _mm256_unpackhi_ps(z, w);
     // (v_l | v_{l+4}) for l = 0..4.
-    let rows = [
-        _mm256_shuffle_ps::<0x44>(t0, t2),
-        _mm256_shuffle_ps::<0xEE>(t0, t2),
-        _mm256_shuffle_ps::<0x44>(t1, t3),
-        _mm256_shuffle_ps::<0xEE>(t1, t3),
-    ];
+    let rows = transpose4_in_halves([x, y, z, w]);
     let block = &mut values[base..base + LANES];
     let p = block.as_mut_ptr().cast::<f32>();
     for (l, row) in rows.iter().enumerate() {
