@@ -197,50 +197,57 @@ pub(super) fn transpose8(rows: [__m256; 8]) -> [__m256; 8] {
 }
 
 /// Loads elements `base .. base + 8` of a packed `Vec3` slice as `[x, y, z]`, eight lanes
-/// each: three 32-byte loads, then blends and lane permutes.
+/// each: vertices 0-3 in the low halves and 4-7 in the high halves, as three 16-byte loads
+/// and three `vinsertf128` from memory, then five in-lane `vshufps` (no lane-crossing
+/// shuffle).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn load3x8(values: &[Vec3], base: usize) -> [__m256; 3] {
     let block = &values[base..base + LANES];
     let p = block.as_ptr().cast::<f32>();
-    // SAFETY: `block` is 8 Vec3s, 24 contiguous f32s (layout asserts above): loads at 0, 8 and
-    // 16 are inside it.
-    let (m0, m1, m2) = unsafe {
+    // SAFETY: `block` is 8 Vec3s, 24 contiguous f32s (layout asserts above): 16-byte loads at
+    // 0, 4, 8, 12, 16 and 20 are inside it.
+    let (a, b, c) = unsafe {
         (
-            _mm256_loadu_ps(p),
-            _mm256_loadu_ps(p.add(8)),
-            _mm256_loadu_ps(p.add(16)),
+            load_halves(p, p.add(12)),
+            load_halves(p.add(4), p.add(16)),
+            load_halves(p.add(8), p.add(20)),
         )
     };
-    // m0 = x0 y0 z0 x1 y1 z1 x2 y2 | m1 = z2 x3 y3 z3 x4 y4 z4 x5 | m2 = y5 z5 x6 y6 z6 x7 y7 z7
-    let xs = _mm256_blend_ps::<0x24>(_mm256_blend_ps::<0x92>(m0, m1), m2);
-    let ys = _mm256_blend_ps::<0x49>(_mm256_blend_ps::<0x24>(m0, m1), m2);
-    let zs = _mm256_blend_ps::<0x92>(_mm256_blend_ps::<0x49>(m0, m1), m2);
+    // Per half (vertices v..v + 4): a = x0 y0 z0 x1, b = y1 z1 x2 y2, c = z2 x3 y3 z3.
+    let x2y2x3y3 = shuffle_ps::<0x9E>(b, c);
+    let y0z0y1z1 = shuffle_ps::<0x49>(a, b);
     [
-        _mm256_permutevar8x32_ps(xs, _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5)),
-        _mm256_permutevar8x32_ps(ys, _mm256_setr_epi32(1, 4, 7, 2, 5, 0, 3, 6)),
-        _mm256_permutevar8x32_ps(zs, _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7)),
+        shuffle_ps::<0x8C>(a, x2y2x3y3),
+        shuffle_ps::<0xD8>(y0z0y1z1, x2y2x3y3),
+        shuffle_ps::<0xCD>(y0z0y1z1, c),
     ]
 }
 
 /// Stores `[x, y, z]` (eight lanes each) into elements `base .. base + 8`; the inverse of
-/// [`load3x8`].
+/// [`load3x8`]: seven in-lane `vshufps`, six 16-byte stores.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn store3x8(values: &mut [Vec3], base: usize, [x, y, z]: [__m256; 3]) {
-    let xs = _mm256_permutevar8x32_ps(x, _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5));
-    let ys = _mm256_permutevar8x32_ps(y, _mm256_setr_epi32(5, 0, 3, 6, 1, 4, 7, 2));
-    let zs = _mm256_permutevar8x32_ps(z, _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7));
-    let m0 = _mm256_blend_ps::<0x24>(_mm256_blend_ps::<0x92>(xs, ys), zs);
-    let m1 = _mm256_blend_ps::<0x24>(_mm256_blend_ps::<0x92>(zs, xs), ys);
-    let m2 = _mm256_blend_ps::<0x24>(_mm256_blend_ps::<0x92>(ys, zs), xs);
+    let x0x1y0y1 = shuffle_ps::<0x44>(x, y);
+    let x2x3y2y3 = shuffle_ps::<0xEE>(x, y);
+    let z0z2x1x3 = shuffle_ps::<0xD8>(z, x);
+    let y1y3z1z3 = shuffle_ps::<0xDD>(y, z);
+    // Per half: x0 y0 z0 x1, y1 z1 x2 y2, z2 x3 y3 z3.
+    let rows = [
+        shuffle_ps::<0x88>(x0x1y0y1, z0z2x1x3),
+        shuffle_ps::<0x88>(y1y3z1z3, x2x3y2y3),
+        shuffle_ps::<0xDD>(z0z2x1x3, y1y3z1z3),
+    ];
     let block = &mut values[base..base + LANES];
     let p = block.as_mut_ptr().cast::<f32>();
-    // SAFETY: `block` is 8 Vec3s, 24 contiguous writable f32s.
-    unsafe {
-        _mm256_storeu_ps(p, m0);
-        _mm256_storeu_ps(p.add(8), m1);
-        _mm256_storeu_ps(p.add(16), m2);
+    for (r, row) in rows.iter().enumerate() {
+        // SAFETY: `block` is 8 Vec3s, 24 contiguous writable f32s: 16 bytes at 4r and at
+        // 12 + 4r (r < 3) are inside it.
+        unsafe {
+            _mm_storeu_ps(p.add(4 * r), _mm256_castps256_ps128(*row));
+            _mm_storeu_ps(p.add(12 + 4 * r), _mm256_extractf128_ps::<1>(*row));
+        }
     }
 }
 
