@@ -4,7 +4,10 @@
     python3 tools/ozz-compare/table.py OUT_DIR
 
 Figures are million vertices per second; ratios are the medians of the per-round ratios (each
-round's two programs ran back to back, so a round's ratio shares its machine state).
+round's two programs ran back to back, so a round's ratio shares its machine state). A second
+table gives each program's best round (the round least disturbed by other tenants of a shared
+host, as `ab.py` reports) with the ratio of the bests, and the spread of the per-round ratios:
+when that spread is wide, the host was busy and the medians say little.
 """
 import glob
 import json
@@ -92,6 +95,34 @@ for n in sizes:
     cells = [f"{ratio(('ozz', 'pn', 'blended', n, t2), ('ozz', 'pn', 'blended', n, t1)):.2f}"]
     cells += [f"{ratio((m, 'pn', '', n, t2), (m, 'pn', '', n, t1)):.2f}" for m in ("linear", "dq", "cor")]
     print(f"| {n:,} | " + " | ".join(cells) + " |")
+
+
+def best(key):
+    values = [f[key] for f in per_round if key in f]
+    return max(values) if values else float("nan")
+
+
+def spread(a, b):
+    values = [f[a] / f[b] for f in per_round if a in f and b in f]
+    return f"{min(values):.2f}–{max(values):.2f}" if values else "–"
+
+
+print("\nOne thread, best round of each program, ratio of the bests (spread of per-round ratios):\n")
+print("| vertices | attributes | ozz | LBS | DQS | CoR | LBS / ozz | DQS / ozz | CoR / ozz |")
+print("|---|---|---|---|---|---|---|---|---|")
+for n in sizes:
+    t = threads[0]
+    for attributes, normals, methods in (("pn", "blended", ("linear", "dq", "cor")), ("p", "none", ("linear",))):
+        ozz = ("ozz", attributes, normals, n, t)
+        cells = [f"{n:,}", attributes, f"{best(ozz):.0f}"]
+        cells += [f"{best((m, attributes, '', n, t)):.0f}" if m in methods else "" for m in ("linear", "dq", "cor")]
+        cells += [
+            f"{best((m, attributes, '', n, t)) / best(ozz):.2f} ({spread((m, attributes, '', n, t), ozz)})"
+            if m in methods
+            else ""
+            for m in ("linear", "dq", "cor")
+        ]
+        print("| " + " | ".join(cells) + " |")
 print("\nLoad (/proc/loadavg) before each program:\n")
 for r, l in zip(rounds, loads):
     print(f"- round {r}: {l}")

@@ -252,8 +252,8 @@ pub(super) fn store3x8(values: &mut [Vec3], base: usize, [x, y, z]: [__m256; 3])
 }
 
 /// `(lo | hi)`: 16 bytes from `lo` in the low half and 16 from `hi` in the high half, as one
-/// load and one `vinsertf128` from memory (which runs on the load ports, not the shuffle port
-/// of a register-to-register lane permute).
+/// load and one `vinsertf128` from memory (a load and an ALU uop any of three ports takes, not
+/// the one shuffle port a register-to-register lane permute needs; `port_probe.c`).
 ///
 /// # Safety
 /// Both pointers are valid for reading four f32s.
