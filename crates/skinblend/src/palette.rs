@@ -197,8 +197,28 @@ pub struct PreparedPalette {
     pub(crate) dual_quats: Vec<DualQuat>,
     pub(crate) residuals: Vec<Affine3A>,
     pub(crate) rigid: Vec<bool>,
+    /// The largest column length of any joint's 3x3 in `linear` (0 when empty): with
+    /// non-negative weights summing to `Σw`, no column of a blended 3x3 is longer than
+    /// `Σw` times this, which lets the SIMD LBS kernel clear its singular test for a whole block
+    /// without computing each blend's column lengths.
+    pub(crate) largest_column_length: f32,
     joint_count: usize,
     non_rigid_joints: usize,
+}
+
+/// The largest column length of the 3x3 parts of `matrices` (0 for none).
+fn largest_column_length(matrices: &[Affine3A]) -> f32 {
+    matrices
+        .iter()
+        .map(|m| {
+            let m = m.matrix3;
+            m.x_axis
+                .length_squared()
+                .max(m.y_axis.length_squared())
+                .max(m.z_axis.length_squared())
+        })
+        .fold(0.0, f32::max)
+        .sqrt()
 }
 
 /// Validates `palette` (and `joint_centers`) and prepares it for `spec`: a [`PaletteSpec`], a
@@ -242,6 +262,7 @@ pub fn prepare(
         dual_quats: Vec::with_capacity(capacity(method.uses_rigid_split())),
         residuals: Vec::with_capacity(capacity(method.uses_rigid_split())),
         rigid: Vec::with_capacity(capacity(method.uses_rigid_split())),
+        largest_column_length: 0.0,
         joint_count: 0,
         non_rigid_joints: 0,
     };
@@ -266,6 +287,7 @@ impl PreparedPalette {
         self.dual_quats.clear();
         self.residuals.clear();
         self.rigid.clear();
+        self.largest_column_length = 0.0;
         self.joint_count = 0;
         self.non_rigid_joints = 0;
         if !self.centers.is_empty() && self.centers.len() != palette.len() {
@@ -282,6 +304,7 @@ impl PreparedPalette {
         if method.uses_skin_matrices() {
             self.linear
                 .extend(palette.iter().map(|matrix| Affine3A::from_mat4(*matrix)));
+            self.largest_column_length = largest_column_length(&self.linear);
         }
         if method.uses_rigid_split() {
             for (joint, matrix) in palette.iter().enumerate() {
@@ -322,6 +345,7 @@ impl PreparedPalette {
             dual_quats: Vec::new(),
             residuals: Vec::new(),
             rigid: Vec::new(),
+            largest_column_length: 0.0,
             joint_count: dual_quats.len(),
             non_rigid_joints: 0,
         };
@@ -342,6 +366,7 @@ impl PreparedPalette {
                 prepared.rigid.push(true);
             }
         }
+        prepared.largest_column_length = largest_column_length(&prepared.linear);
         Ok(prepared)
     }
 

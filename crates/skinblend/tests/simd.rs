@@ -300,6 +300,47 @@ fn tied_weights_pivot_on_the_lowest_slot() {
     assert_eq!(out.diagnostics.sign_flips, 3 * vertices, "pivot on slot 0");
 }
 
+/// The SIMD LBS kernel clears a block's singular test from a bound before computing any column
+/// length: `Σw` times the palette's largest column length bounds every blended column. Here
+/// the largest column belongs to the near-singular joints themselves (diag(1.5, 1, d)), and the
+/// determinants sweep the threshold in steps of 1e-4 relative, single joints and pairs, with
+/// weight sums from 0.5 to 2: every block either holds a lane the bound cannot clear or is
+/// decided as the exact test decides it. (Seen failing with the bound halved: the bound then
+/// clears blocks holding singular lanes.)
+#[test]
+fn singular_bound_clears_only_what_the_exact_test_clears() {
+    let mut rng = Rng::new(44);
+    let length = 1.5f32;
+    let palette: Vec<Mat4> = (-30..=30)
+        .map(|i| {
+            let d = 1e-6 * length * length * (1.0 + 1e-4 * i as f32);
+            Mat4::from_scale(Vec3::new(length, 1.0, d))
+        })
+        .collect();
+    let joint_count = palette.len();
+    let vertices = 4 * joint_count + 3;
+    let rig = random_rig(&mut rng, vertices, 4, 4, false);
+    let joints: Vec<u16> = (0..vertices)
+        .flat_map(|v| {
+            let j = (v % joint_count) as u16;
+            [j, (j + 1) % joint_count as u16, 0, 1]
+        })
+        .collect();
+    let weights: Vec<f32> = (0..vertices)
+        .flat_map(|v| {
+            let sum = rng.range(0.5, 2.0);
+            // Half the vertices on one joint, half on two neighbours.
+            let first = if v % 2 == 0 { 1.0 } else { rng.range(0.5, 1.0) };
+            [sum * first, sum * (1.0 - first), 0.0, 0.0]
+        })
+        .collect();
+    let influences = Influences::new(4, joints, weights, joint_count).unwrap();
+    let input = SkinInput::new(&rig.positions, Some(&rig.normals), None, &influences).unwrap();
+    compare("singular bound", &input, |o| {
+        prepare(&palette, None, o).unwrap()
+    });
+}
+
 /// The SIMD kernels' fast paths (the squared singular test, the `rsqrt` normalize) hand a block
 /// to the scalar kernel's exact forms wherever they could decide differently: determinants
 /// swept across the singular threshold `1e-6 · (largest column length)³` in steps of 1e-7

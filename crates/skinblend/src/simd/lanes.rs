@@ -51,6 +51,9 @@ pub(super) struct Block<'a> {
     pub(super) rigid: &'a [bool],
     /// Divide the weights by their sum (LBS and CoR's center blend; DQS normalizes anyway).
     pub(super) renormalize: bool,
+    /// The palette's largest 3x3 column length ([`PreparedPalette`]'s bound for LBS's singular
+    /// test).
+    pub(super) largest_column_length: f32,
 }
 
 impl<'a> Block<'a> {
@@ -82,6 +85,7 @@ impl<'a> Block<'a> {
             dual_quats: &palette.dual_quats,
             rigid: &palette.rigid,
             renormalize,
+            largest_column_length: palette.largest_column_length,
         }
     }
 

@@ -22,6 +22,8 @@ pub(super) struct Linear8 {
     /// `1 / Σw` where the palette renormalizes, else 1: the factor that turns the blend of the
     /// stored weights into the blend of normalized ones.
     pub(super) weight_scale: __m256,
+    /// `Σw`, the stored weights' sum.
+    pub(super) weight_sum: __m256,
 }
 
 impl Linear8 {
@@ -127,6 +129,7 @@ pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> O
             columns: [[c0x, c0y, c0z], [c1x, c1y, c1z], [c2x, c2y, c2z]],
             translation: [tx, ty, tz],
             weight_scale,
+            weight_sum: sum,
         })
     }
 }
@@ -242,23 +245,58 @@ fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
 /// tests cannot disagree.
 const SINGULAR_BAND: f32 = 1.0e-5;
 
+/// Relative margin on the sixth power of [`singular8`]'s column bound: it covers the f32
+/// rounding of the blend (a few ulps per influence, so under 1e-5 for hundreds of influences),
+/// of the bound and of the exact test's own terms, and [`SINGULAR_BAND`], so that a lane the
+/// bound clears is one the exact test clears too.
+const BOUND_MARGIN: f32 = 1.0e-3;
+
 /// Largest squared column lengths inside this range keep every term of [`singular8`]'s squared
 /// test a normal f32 (`SINGULAR_RELATIVE² m³` stays above 2⁻¹⁰⁰).
 const SINGULAR_FAST_RANGE: (f32, f32) = (1.0 / 1_048_576.0, 1_048_576.0);
 
 /// Lanes whose 3x3 (`columns`, determinant `det`) is singular for the normal transform:
-/// `|det| ≤ SINGULAR_RELATIVE · (largest column length)³`, the scalar kernel's test. Compared
-/// squared (`det² ≤ SINGULAR_RELATIVE² m³`, `m` the largest squared length), with no square
+/// `|det| ≤ SINGULAR_RELATIVE · (largest column length)³`, the scalar kernel's test.
+/// First, with no column length computed: `column_bound` is an upper bound of each lane's
+/// largest column length (`Σw` times the palette's largest, see [`PreparedPalette`]); when
+/// `det² > SINGULAR_RELATIVE² bound⁶ (1 + BOUND_MARGIN)` in every lane (and the bound is in
+/// [`SINGULAR_FAST_RANGE`]), no lane is singular. Otherwise compared squared
+/// (`det² ≤ SINGULAR_RELATIVE² m³`, `m` the largest squared length), with no square
 /// root on the block's dependency chain; a block with a lane near the threshold (within
 /// [`SINGULAR_BAND`]) or outside [`SINGULAR_FAST_RANGE`] takes the scalar kernel's exact
 /// form, so every decision is the exact form's on this determinant (which itself differs from
 /// the scalar kernel's by f32 rounding only).
+///
+/// [`PreparedPalette`]: crate::PreparedPalette
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn singular8(columns: [[__m256; 3]; 3], det: __m256) -> __m256 {
+fn singular8(columns: [[__m256; 3]; 3], det: __m256, column_bound: __m256) -> __m256 {
+    let (low, high) = SINGULAR_FAST_RANGE;
+    let det_squared = _mm256_mul_ps(det, det);
+    {
+        // The bound alone clears the block (the common case: no column length computed).
+        let b2 = _mm256_mul_ps(column_bound, column_bound);
+        let in_range = _mm256_and_ps(
+            _mm256_cmp_ps::<_CMP_GE_OQ>(b2, _mm256_set1_ps(low)),
+            _mm256_cmp_ps::<_CMP_LE_OQ>(b2, _mm256_set1_ps(high)),
+        );
+        let bound_squared = _mm256_mul_ps(
+            _mm256_mul_ps(
+                _mm256_mul_ps(
+                    _mm256_set1_ps(SINGULAR_RELATIVE * SINGULAR_RELATIVE * (1.0 + BOUND_MARGIN)),
+                    b2,
+                ),
+                b2,
+            ),
+            b2,
+        );
+        let regular = _mm256_cmp_ps::<_CMP_GT_OQ>(det_squared, bound_squared);
+        if all8(_mm256_and_ps(in_range, regular)) {
+            return _mm256_setzero_ps();
+        }
+    }
     let [c0, c1, c2] = columns;
     let m = _mm256_max_ps(_mm256_max_ps(dot8(c0, c0), dot8(c1, c1)), dot8(c2, c2));
-    let det_squared = _mm256_mul_ps(det, det);
     let bound_squared = _mm256_mul_ps(
         _mm256_mul_ps(
             _mm256_mul_ps(_mm256_set1_ps(SINGULAR_RELATIVE * SINGULAR_RELATIVE), m),
@@ -266,7 +304,6 @@ fn singular8(columns: [[__m256; 3]; 3], det: __m256) -> __m256 {
         ),
         m,
     );
-    let (low, high) = SINGULAR_FAST_RANGE;
     let in_range = _mm256_and_ps(
         _mm256_cmp_ps::<_CMP_GE_OQ>(m, _mm256_set1_ps(low)),
         _mm256_cmp_ps::<_CMP_LE_OQ>(m, _mm256_set1_ps(high)),
@@ -338,7 +375,11 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool>(
                 _mm256_fmadd_ps(cofactor1[a], n[1], _mm256_mul_ps(cofactor0[a], n[0])),
             );
         }
-        let singular = singular8(m.columns, det);
+        let singular = singular8(
+            m.columns,
+            det,
+            _mm256_mul_ps(m.weight_sum, _mm256_set1_ps(block.largest_column_length)),
+        );
         diagnostics.singular_normal_matrices += _mm256_movemask_ps(singular).count_ones() as usize;
         // Flip where not singular and the determinant is negative (a mirror): xor the sign.
         let flip = _mm256_and_ps(_mm256_andnot_ps(singular, negative), _mm256_set1_ps(-0.0));
