@@ -53,8 +53,8 @@ impl Linear8 {
 /// The blends are then transposed to one component of all eight per register: with eight
 /// influences as eight rows and two 8x8 transposes; otherwise in two groups of four, each
 /// transposed inside the 128-bit halves while its rows are still in registers, then the halves
-/// of the two groups joined (no rows stored and reloaded; 1.04–1.07× for LBS with normals,
-/// best rounds of `ab.py`).
+/// of the two groups joined (no rows stored and reloaded; LBS with normals 1.04–1.07× in four
+/// of five `ab.py` runs, best rounds, 0.95× in one; docs/bench.md).
 /// The weights are not divided by their sum per vertex: normalizing is one eight-wide multiply
 /// of the result ([`Linear8::point`]), and the normal and tangent directions are normalized
 /// anyway (the singular test is scale-free).
@@ -331,11 +331,16 @@ fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
 /// tests cannot disagree.
 const SINGULAR_BAND: f32 = 1.0e-5;
 
-/// Relative margin on the sixth power of [`singular8`]'s column bound: it covers the f32
-/// rounding of the blend (a few ulps per influence, so under 1e-5 for hundreds of influences),
-/// of the bound and of the exact test's own terms, and [`SINGULAR_BAND`], so that a lane the
-/// bound clears is one the exact test clears too.
+/// Relative margin on the sixth power of [`singular8`]'s column bound. A blend of `k`
+/// influences (and its weight sum) rounds each column by at most about `k · 2⁻²⁴` relative, so
+/// up to [`BOUND_MAX_INFLUENCES`] the sixth powers of the computed lengths exceed the bound's by
+/// under 1e-4; the rest covers the rounding of the bound, of the exact test's own terms and
+/// [`SINGULAR_BAND`], so that a lane the bound clears is one the exact test clears too.
 const BOUND_MARGIN: f32 = 1.0e-3;
+
+/// Most influences per vertex for which [`BOUND_MARGIN`] covers the blend's rounding; vertices
+/// with more always take the exact singular test.
+const BOUND_MAX_INFLUENCES: usize = 256;
 
 /// Largest squared column lengths inside this range keep every term of [`singular8`]'s squared
 /// test a normal f32 (`SINGULAR_RELATIVE² m³` stays above 2⁻¹⁰⁰).
@@ -461,10 +466,16 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool>(
                 _mm256_fmadd_ps(cofactor1[a], n[1], _mm256_mul_ps(cofactor0[a], n[0])),
             );
         }
+        // An infinite bound is outside the fast range: the exact test decides.
+        let largest = if block.k::<K>() <= BOUND_MAX_INFLUENCES {
+            block.largest_column_length
+        } else {
+            f32::INFINITY
+        };
         let singular = singular8(
             m.columns,
             det,
-            _mm256_mul_ps(m.weight_sum, _mm256_set1_ps(block.largest_column_length)),
+            _mm256_mul_ps(m.weight_sum, _mm256_set1_ps(largest)),
         );
         diagnostics.singular_normal_matrices += _mm256_movemask_ps(singular).count_ones() as usize;
         // Flip where not singular and the determinant is negative (a mirror): xor the sign.
