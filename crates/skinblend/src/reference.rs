@@ -188,7 +188,7 @@ impl Blend for Linear {
             if weight > 0.0 {
                 add_scaled_affine(
                     &mut sum,
-                    &palette.linear[usize::from(joint)],
+                    &palette.linear_matrices()[usize::from(joint)],
                     weight * scale,
                 );
             }
@@ -339,7 +339,7 @@ impl Blend for CenterOfRotation {
             if weight > 0.0 {
                 add_scaled_affine(
                     &mut linear,
-                    &palette.linear[usize::from(joint)],
+                    &palette.linear_matrices()[usize::from(joint)],
                     weight * scale,
                 );
             }

@@ -81,7 +81,7 @@ impl<'a> Block<'a> {
             normals: input.normals().map(|n| &n[vertices.clone()]),
             tangents: input.tangents().map(|t| &t[vertices.clone()]),
             centers: input.rotation_centers().map(|c| &c[vertices]),
-            linear: &palette.linear,
+            linear: palette.linear_matrices(),
             dual_quats: &palette.dual_quats,
             rigid: &palette.rigid,
             renormalize,

@@ -537,7 +537,7 @@ mod tests {
             };
             let clean = prepare(&mesh.palette, None, &options).unwrap();
             let mut poisoned = clean.clone();
-            for matrix in &mut poisoned.linear {
+            for matrix in poisoned.linear_matrices_mut() {
                 let lanes = std::ptr::from_mut(matrix).cast::<f32>();
                 for padding in [3, 7, 11, 15] {
                     // SAFETY: an `Affine3A` is 16 f32s (layout asserts in `lanes`); on x86-64
