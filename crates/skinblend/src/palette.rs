@@ -213,9 +213,34 @@ pub struct PreparedPalette {
 /// a load twice (`port_probe`). Aligned, LBS with positions only measured 1.08–1.11× and with
 /// normals 1.03–1.04× at 10k vertices (`tools/ozz-compare/ab.py`, bests of 13–15 interleaved
 /// rounds; docs/bench.md).
+///
+/// The translation's fourth lane (padding to glam, which never reads it) holds 1: the SIMD LBS
+/// blend multiplies the whole 16 floats by each weight, so that lane of the blend is `Σw`, summed
+/// in slot order as the scalar kernel sums it, with no instruction of its own
+/// ([`TRANSLATION_PADDING_LANE`]).
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(64))]
 struct LineAligned(Affine3A);
+
+/// Index of the translation's padding lane among the 16 f32s of a prepared `Affine3A` (layout
+/// asserted in `simd::lanes`); it holds 1 ([`LineAligned`]).
+pub(crate) const TRANSLATION_PADDING_LANE: usize = 15;
+
+impl LineAligned {
+    /// `matrix`, its translation's padding lane set to 1.
+    fn new(matrix: Affine3A) -> Self {
+        let mut aligned = Self(matrix);
+        // SAFETY: an `Affine3A` is 16 f32s (three column `Vec3A`s and the translation, 16
+        // bytes each; asserted in `simd::lanes`), so lane 15 is an f32 inside `aligned`.
+        unsafe {
+            std::ptr::from_mut(&mut aligned.0)
+                .cast::<f32>()
+                .add(TRANSLATION_PADDING_LANE)
+                .write(1.0);
+        }
+        aligned
+    }
+}
 
 // No padding: a slice of `LineAligned` is a slice of `Affine3A` with the same stride.
 const _: () = assert!(std::mem::size_of::<LineAligned>() == std::mem::size_of::<Affine3A>());
@@ -320,7 +345,7 @@ impl PreparedPalette {
             self.linear.extend(
                 palette
                     .iter()
-                    .map(|matrix| LineAligned(Affine3A::from_mat4(*matrix))),
+                    .map(|matrix| LineAligned::new(Affine3A::from_mat4(*matrix))),
             );
             self.largest_column_length = largest_column_length(self.linear_matrices());
         }
@@ -375,7 +400,7 @@ impl PreparedPalette {
             if spec.method.uses_skin_matrices() {
                 prepared
                     .linear
-                    .push(LineAligned(Affine3A::from_rotation_translation(
+                    .push(LineAligned::new(Affine3A::from_rotation_translation(
                         unit.rotation(),
                         unit.translation(),
                     )));

@@ -24,7 +24,9 @@ const _: () = assert!(size_of::<DualQuat>() == 32);
 const _: () = assert!(offset_of!(DualQuat, real) == 0 && offset_of!(DualQuat, dual) == 16);
 // `Affine3A`: columns x, y, z, then the translation, each a 16-byte `Vec3A` (x y z in lanes
 // 0..3, lane 3 padding): one matrix is 16 f32s. The kernels load the padding lanes with their
-// columns and discard them unread (the `padding_lanes_are_never_used` test pins this).
+// columns and discard the columns' unread (`column_padding_lanes_are_never_used`); the
+// translation's is 1 in a prepared palette and carries LBS's weight sum
+// (`translation_padding_lane_carries_the_weight_sum`).
 const _: () = assert!(size_of::<Affine3A>() == 64 && offset_of!(Affine3A, matrix3) == 0);
 const _: () = assert!(offset_of!(Affine3A, translation) == 48);
 const _: () = assert!(offset_of!(Mat3A, x_axis) == 0 && offset_of!(Mat3A, y_axis) == 16);

@@ -49,7 +49,8 @@ impl Linear8 {
 /// (its weights sum to less than `MIN_WEIGHT_SUM`, as the scalar kernel).
 ///
 /// Each vertex is blended in two 256-bit registers ([`blend_vertex`]), `Σw` summed in slot order
-/// as the scalar kernel sums it (`K = 4` sums the weights apart instead, see [`weight_sums4`]).
+/// as the scalar kernel sums it (in the translation's padding lane, which the prepared palette
+/// sets to 1).
 /// The blends are then transposed to one component of all eight per register: with eight
 /// influences as eight rows and two 8x8 transposes; otherwise in two groups of four, each
 /// transposed inside the 128-bit halves while its rows are still in registers, then the halves
@@ -77,7 +78,7 @@ pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> O
             // An `Affine3A` is 16 f32s.
             offsets.fill::<4>(joints8);
         }
-        // Vertex l's blend as `(c0 | c1)` and `(c2 | t)` (lane 7: Σw unless K = 4). A macro, not
+        // Vertex l's blend as `(c0 | c1)` and `(c2 | t)` (lane 7: Σw). A macro, not
         // a closure: a closure has no target features, so its intrinsics would not inline.
         macro_rules! vertex {
             ($l:expr) => {{
@@ -156,7 +157,6 @@ pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> O
                 high!(6),
             )
         };
-        let sum = if K == 4 { weight_sums4(weights8) } else { sum };
         let weight_scale = weight_scale8(sum, block.renormalize)?;
         Some(Linear8 {
             columns,
@@ -169,8 +169,10 @@ pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> O
 
 /// One vertex's blended 3x4 as two 256-bit registers `(c0 | c1)` and `(c2 | t)`: per influence
 /// one weight broadcast and two fused multiply-adds on the matrix halves. The translation's lane
-/// 3 (padding in `Affine3A`) is replaced by 1 before the multiply-add unless `K = 4`, so the
-/// blend carries `Σw` there; the other padding lanes are blended and dropped unread.
+/// 3 (padding in `Affine3A`) is 1 in a prepared palette, so the blend carries `Σw` there (before,
+/// an insert of 1 per influence, or for `K = 4` three horizontal adds per block: LBS with normals
+/// 1.03× at K = 4, 1.04× at K = 8, docs/bench.md); the other padding lanes are blended and
+/// dropped unread.
 /// `first_slot` is the vertex's first slot in the block (its offsets in `offsets`).
 ///
 /// # Safety
@@ -206,12 +208,6 @@ unsafe fn blend_vertex<const K: usize>(
             let (m01, m23) = {
                 let m = matrices.add(offset);
                 (_mm256_loadu_ps(m), _mm256_loadu_ps(m.add(8)))
-            };
-            // K = 4 sums the weights apart: one instruction less per influence.
-            let m23 = if K == 4 {
-                m23
-            } else {
-                _mm256_blend_ps::<0x80>(m23, _mm256_set1_ps(1.0))
             };
             c01 = _mm256_fmadd_ps(m01, w, c01);
             c23 = _mm256_fmadd_ps(m23, w, c23);
@@ -508,76 +504,140 @@ mod tests {
     use crate::fixtures::benchmark_mesh;
     use crate::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs};
 
+    /// Skins `mesh` (positions, normals, tangents) with `palette`, one thread; the output bits
+    /// and the diagnostics.
+    fn skin_bits(
+        mesh: &crate::fixtures::BenchmarkMesh,
+        method: Method,
+        palette: &crate::PreparedPalette,
+    ) -> (Vec<u32>, crate::Diagnostics) {
+        let input = SkinInput::new(
+            &mesh.positions,
+            Some(&mesh.normals),
+            Some(&mesh.tangents),
+            &mesh.influences,
+        )
+        .and_then(|input| input.with_rotation_centers(&mesh.positions))
+        .unwrap();
+        let options = SkinOptions {
+            method,
+            parallel: false,
+            ..SkinOptions::default()
+        };
+        let n = mesh.positions.len();
+        let (mut p, mut nn, mut t) = (
+            vec![Vec3::ZERO; n],
+            vec![Vec3::ZERO; n],
+            vec![Vec4::ZERO; n],
+        );
+        let d = skin_into(
+            &input,
+            palette,
+            SkinOutputs {
+                positions: &mut p,
+                normals: Some(&mut nn),
+                tangents: Some(&mut t),
+            },
+            options.run_options(),
+        )
+        .unwrap();
+        let bits = p
+            .iter()
+            .chain(&nn)
+            .flat_map(|v| v.to_array())
+            .chain(t.iter().flat_map(|v| v.to_array()))
+            .map(f32::to_bits)
+            .collect();
+        (bits, d)
+    }
+
+    /// The lanes of a prepared palette matrix, as the kernels read them.
+    fn lanes_of(matrix: &mut glam::Affine3A) -> *mut f32 {
+        // An `Affine3A` is 16 f32s (layout asserts in `lanes`); on x86-64 each column is one
+        // 128-bit register, so every lane is an f32.
+        std::ptr::from_mut(matrix).cast::<f32>()
+    }
+
     /// The kernels load each `Affine3A` column with its padding lane (lane 3 of each 16-byte
-    /// `Vec3A`): poisoning those lanes with NaN must leave every output bit as it was.
+    /// `Vec3A`): poisoning the three columns' padding lanes with NaN must leave every output bit
+    /// as it was. (The translation's padding lane is the weight-sum carrier, 1 in a prepared
+    /// palette: the next test.)
     #[test]
-    fn padding_lanes_are_never_used() {
+    fn column_padding_lanes_are_never_used() {
         if super::super::simd_backend().is_none() {
             return; // no SIMD kernel on this CPU: nothing reads the palette through a cast
         }
-        // K = 4 sums the weights apart; K = 3 carries the sum in the translation's padding lane.
         for (k, method) in [
             (4, Method::Linear),
             (3, Method::Linear),
+            (8, Method::Linear),
             (4, Method::CenterOfRotation),
         ] {
             let mesh = benchmark_mesh(203, k, 16, 9);
-            let input = SkinInput::new(
-                &mesh.positions,
-                Some(&mesh.normals),
-                Some(&mesh.tangents),
-                &mesh.influences,
-            )
-            .and_then(|input| input.with_rotation_centers(&mesh.positions))
-            .unwrap();
-            let options = SkinOptions {
-                method,
-                parallel: false,
-                ..SkinOptions::default()
-            };
-            let clean = prepare(&mesh.palette, None, &options).unwrap();
+            let clean = prepare(&mesh.palette, None, method).unwrap();
             let mut poisoned = clean.clone();
             for matrix in poisoned.linear_matrices_mut() {
-                let lanes = std::ptr::from_mut(matrix).cast::<f32>();
-                for padding in [3, 7, 11, 15] {
-                    // SAFETY: an `Affine3A` is 16 f32s (layout asserts in `lanes`); on x86-64
-                    // each column is one 128-bit register, so every lane is an f32.
+                let lanes = lanes_of(matrix);
+                for padding in [3, 7, 11] {
+                    // SAFETY: inside the matrix (`lanes_of`).
                     unsafe { lanes.add(padding).write(f32::NAN) };
                 }
                 // SAFETY: as above.
                 assert!(
-                    unsafe { lanes.add(15).read() }.is_nan(),
+                    unsafe { lanes.add(7).read() }.is_nan(),
                     "the poison must stick"
                 );
             }
-            let run = |palette| {
-                let n = mesh.positions.len();
-                let (mut p, mut nn, mut t) = (
-                    vec![Vec3::ZERO; n],
-                    vec![Vec3::ZERO; n],
-                    vec![Vec4::ZERO; n],
-                );
-                let d = skin_into(
-                    &input,
-                    palette,
-                    SkinOutputs {
-                        positions: &mut p,
-                        normals: Some(&mut nn),
-                        tangents: Some(&mut t),
-                    },
-                    options.run_options(),
-                )
-                .unwrap();
-                let bits: Vec<u32> = p
-                    .iter()
-                    .chain(&nn)
-                    .flat_map(|v| v.to_array())
-                    .chain(t.iter().flat_map(|v| v.to_array()))
-                    .map(f32::to_bits)
-                    .collect();
-                (bits, d)
-            };
-            assert_eq!(run(&clean), run(&poisoned), "{method:?}");
+            assert_eq!(
+                skin_bits(&mesh, method, &clean),
+                skin_bits(&mesh, method, &poisoned),
+                "{method:?}, K = {k}"
+            );
+        }
+    }
+
+    /// The translation's padding lane of every prepared matrix is 1, and the LBS kernels take
+    /// each vertex's weight sum from it: set to 2 it doubles the sums, which renormalizing
+    /// halves the result by (so the kernels do read it, and a palette that lost the 1 would
+    /// show).
+    #[test]
+    fn translation_padding_lane_carries_the_weight_sum() {
+        if super::super::simd_backend().is_none() {
+            return; // the scalar kernel sums the weights itself
+        }
+        for k in [3, 4, 8] {
+            let mesh = benchmark_mesh(203, k, 16, 9);
+            let clean = prepare(&mesh.palette, None, Method::Linear).unwrap();
+            let mut doubled = clean.clone();
+            for matrix in doubled.linear_matrices_mut() {
+                let lanes = lanes_of(matrix);
+                // SAFETY: inside the matrix (`lanes_of`).
+                unsafe {
+                    assert_eq!(
+                        lanes.add(crate::palette::TRANSLATION_PADDING_LANE).read(),
+                        1.0
+                    );
+                    lanes
+                        .add(crate::palette::TRANSLATION_PADDING_LANE)
+                        .write(2.0);
+                }
+            }
+            let (clean_bits, _) = skin_bits(&mesh, Method::Linear, &clean);
+            let (doubled_bits, _) = skin_bits(&mesh, Method::Linear, &doubled);
+            let n = mesh.positions.len();
+            // Positions: halved in every SIMD block (the last n mod 8 take the scalar kernel).
+            for v in 0..n / 8 * 8 {
+                for a in 0..3 {
+                    let (c, d) = (
+                        f32::from_bits(clean_bits[3 * v + a]),
+                        f32::from_bits(doubled_bits[3 * v + a]),
+                    );
+                    assert!(
+                        (d - 0.5 * c).abs() <= 1e-6 * c.abs().max(1.0),
+                        "K = {k}, vertex {v}: {d} is not half of {c}"
+                    );
+                }
+            }
         }
     }
 }
