@@ -171,8 +171,8 @@ pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> O
 /// one weight broadcast and two fused multiply-adds on the matrix halves. The translation's lane
 /// 3 (padding in `Affine3A`) is 1 in a prepared palette, so the blend carries `Σw` there (before,
 /// an insert of 1 per influence, or for `K = 4` three horizontal adds per block: LBS with normals
-/// 1.03× at K = 4, 1.04× at K = 8, docs/bench.md); the other padding lanes are blended and
-/// dropped unread.
+/// 1.03–1.06× at K = 4, 1.02× at K = 8 by `tools/ozz-compare/ab.py`, docs/bench.md); the other
+/// padding lanes are blended and dropped unread.
 /// `first_slot` is the vertex's first slot in the block (its offsets in `offsets`).
 ///
 /// # Safety
