@@ -7,20 +7,8 @@ use super::lanes::{
     normalize8_or, store3x8, store_tangents8, transpose4_in_halves, transpose8, Block,
     JointOffsets, LANES,
 };
-use crate::reference::MIN_WEIGHT_SUM;
+use crate::reference::{pivot_slot, MIN_WEIGHT_SUM};
 use crate::types::{Diagnostics, SkinOutputs};
-
-/// The slot of the heaviest influence; ties go to the lowest slot (the scalar kernel's pivot).
-#[inline(always)]
-fn pivot_slot(weights: &[f32]) -> usize {
-    let mut pivot = 0;
-    for (slot, &weight) in weights.iter().enumerate() {
-        if weight > weights[pivot] {
-            pivot = slot;
-        }
-    }
-    pivot
-}
 
 /// The sign-aligned blends `Σ ±wᵢ dqᵢ` of vertices `base .. base + 8` (not normalized), one
 /// component of all eight per register (`[x, y, z, w]` real, then dual), and their sign flips;
