@@ -384,3 +384,26 @@ impl Blend for CenterOfRotation {
         self.0.tangent(t)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::pivot_slot;
+
+    /// The heaviest slot, the lowest one on ties, whatever the slots before and after it hold.
+    #[test]
+    fn pivot_is_the_heaviest_slot_and_the_lowest_on_ties() {
+        for (weights, pivot) in [
+            (&[][..], 0),
+            (&[0.7][..], 0),
+            (&[0.1, 0.1][..], 0),
+            (&[0.2, 0.5, 0.5, 0.1][..], 1),
+            (&[0.0, 0.3, 0.2, 0.3][..], 1),
+            (&[0.1, 0.2, 0.3, 0.4][..], 3),
+            (&[0.4, 0.3, 0.2, 0.1][..], 0),
+            (&[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1e-30][..], 7),
+            (&[0.25, 0.25, 0.25, 0.25, 0.0, 0.0, 0.0][..], 0),
+        ] {
+            assert_eq!(pivot_slot(weights), pivot, "{weights:?}");
+        }
+    }
+}
