@@ -24,8 +24,8 @@ use crate::types::{Diagnostics, SkinOutputs};
 /// branch would mispredict); the dual quaternion is then added as one 256-bit multiply-add.
 /// The weights are not renormalized: the blend is normalized afterwards anyway. Four or eight
 /// influences per vertex (the common cases) blend eight vertices side by side instead
-/// ([`blend_slots8`]); there `D = false` leaves the dual parts zero (CoR needs only the
-/// rotation).
+/// ([`blend_slots8`]), as do two to eight; there `D = false` leaves the dual parts zero (CoR
+/// needs only the rotation). What is left here: one influence, or more than eight.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function so that it can be
@@ -35,7 +35,7 @@ pub(super) unsafe fn blend8<const K: usize, const R: bool, const D: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 8], usize)> {
-    if K == 4 || K == 8 {
+    if (2..=8).contains(&block.k::<K>()) {
         // SAFETY: the caller guarantees AVX2 and FMA.
         return unsafe { blend_slots8::<K, R, D>(block, base) };
     }
@@ -125,12 +125,16 @@ fn blend_any(
     blend
 }
 
-/// [`blend8`] for `K` = 4 or 8 influences per vertex, eight vertices side by side: the decisions of
-/// [`blend_any`] (and of the scalar kernel), made eight-wide.
+/// [`blend8`] for two to eight influences per vertex (`K`, or for `K = 0` the block's count),
+/// eight vertices side by side: the decisions of [`blend_any`] (and of the scalar kernel), made
+/// eight-wide.
 ///
 /// Slot by slot, the eight vertices' dual quaternions are loaded as rows `(q_l | q_{l+4})` of
 /// 16-byte halves (a load and an insert from memory each) and transposed inside the halves, so
-/// that each register holds one component of all eight, in vertex order; the weights likewise.
+/// that each register holds one component of all eight, in vertex order; the weights likewise
+/// (for four or eight influences; other counts gather each slot's eight weights with one
+/// `vgatherdps`: against [`blend_any`] vertex by vertex, DQS with three influences 1.57–1.83×,
+/// two 1.21–1.42×, CoR with three 1.36–1.50×, `tools/ozz-compare/ab.py`, docs/bench.md).
 /// The pivot (the lowest slot holding the largest weight) is chosen by a running strict
 /// comparison, as the scalar kernel's; each slot's real part is dotted with the pivot's as
 /// `(x·x' + z·z') + (y·y' + w·w')`, glam's grouping of `Quat::dot`, so that the sign test
@@ -145,9 +149,10 @@ unsafe fn blend_slots8<const K: usize, const R: bool, const D: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 8], usize)> {
-    assert!(K == 4 || K == 8);
+    let k = block.k::<K>();
+    assert!((2..=8).contains(&k));
     let (joints8, weights8) = block.influences8::<K>(base);
-    let (joints8, weights8) = (&joints8[..K * LANES], &weights8[..K * LANES]);
+    let (joints8, weights8) = (&joints8[..k * LANES], &weights8[..k * LANES]);
     if !R
         && joints8
             .iter()
@@ -163,18 +168,32 @@ unsafe fn blend_slots8<const K: usize, const R: bool, const D: bool>(
         // A `DualQuat` is 8 f32s.
         let mut offsets = JointOffsets::new();
         offsets.fill::<3>(joints8);
-        let mut w = [_mm256_setzero_ps(); K];
-        for group in 0..K / 4 {
-            let p = weights8.as_ptr().add(4 * group);
-            let mut rows = [_mm256_setzero_ps(); 4];
-            for (l, row) in rows.iter_mut().enumerate() {
-                // SAFETY: `weights8` is 8 vertices × K f32s: slots 4 group .. 4 group + 4 of
-                // vertices l and l + 4 are inside.
-                *row = load_halves(p.add(K * l), p.add(K * (l + 4)));
+        let mut slot_weights = [_mm256_setzero_ps(); 8];
+        if K == 4 || K == 8 {
+            for group in 0..K / 4 {
+                let p = weights8.as_ptr().add(4 * group);
+                let mut rows = [_mm256_setzero_ps(); 4];
+                for (l, row) in rows.iter_mut().enumerate() {
+                    // SAFETY: `weights8` is 8 vertices × K f32s: slots 4 group .. 4 group + 4
+                    // of vertices l and l + 4 are inside.
+                    *row = load_halves(p.add(K * l), p.add(K * (l + 4)));
+                }
+                let four = transpose4_in_halves(rows);
+                slot_weights[4 * group..4 * group + 4].copy_from_slice(&four);
             }
-            let four = transpose4_in_halves(rows);
-            w[4 * group..4 * group + 4].copy_from_slice(&four);
+        } else {
+            // Vertex l's weight of slot s is at l k + s.
+            let index = _mm256_mullo_epi32(
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                _mm256_set1_epi32(k as i32),
+            );
+            for (s, weights) in slot_weights.iter_mut().enumerate().take(k) {
+                // SAFETY: the largest index, 7 k + s with s < k, is inside `weights8` (8 k
+                // f32s).
+                *weights = _mm256_i32gather_ps::<4>(weights8.as_ptr().add(s), index);
+            }
         }
+        let w = &slot_weights[..k];
         // The pivot of each vertex: the lowest slot holding the largest weight (`>` keeps the
         // first, as the scalar kernel's). Weights are non-negative, so a largest weight of at
         // least `MIN_WEIGHT_SUM` proves the sum is too; where it is not (every weight tiny), the
@@ -206,9 +225,16 @@ unsafe fn blend_slots8<const K: usize, const R: bool, const D: bool>(
             for (l, row) in rows.iter_mut().enumerate() {
                 let offset = |v: usize| {
                     let slot = std::ptr::from_ref(&pivot_slots.0[v]).read_volatile() as usize;
-                    offsets.get(v * K + (slot & (K - 1)))
+                    // A slot below k (the blend above chose it); the mask or the minimum only
+                    // lets the compiler see the bound.
+                    let slot = if K == 4 || K == 8 {
+                        slot & (K - 1)
+                    } else {
+                        slot.min(k - 1)
+                    };
+                    offsets.get(v * k + slot)
                 };
-                // SAFETY: as in `slot4x8` (the 32 offsets are filled); the pivot is one of the
+                // SAFETY: as in `slot4x8` (the 8 k offsets are filled); the pivot is one of the
                 // vertex's joints.
                 *row = load_entry_halves::<0>(dual_quats, offset(l), offset(l + 4));
             }
@@ -222,12 +248,12 @@ unsafe fn blend_slots8<const K: usize, const R: bool, const D: bool>(
         // alone for CoR.
         // An index loop: iterating `w` instead compiled to 5 instructions per vertex more.
         #[allow(clippy::needless_range_loop)]
-        for s in 0..K {
+        for s in 0..k {
             let (real, dual) = if D {
-                let (real, dual) = slots_both4x8::<K>(dual_quats, &offsets, s);
+                let (real, dual) = slots_both4x8(dual_quats, &offsets, k, s);
                 (real, Some(dual))
             } else {
-                (slot4x8::<K, 0>(dual_quats, &offsets, s), None)
+                (slot4x8::<0>(dual_quats, &offsets, k, s), None)
             };
             let dot = _mm256_add_ps(
                 _mm256_add_ps(
@@ -284,9 +310,10 @@ struct Lanes([u32; LANES]);
 /// # Safety
 /// As [`slot4x8`].
 #[inline(always)]
-unsafe fn slots_both4x8<const K: usize>(
+unsafe fn slots_both4x8(
     dual_quats: *const f32,
     offsets: &JointOffsets,
+    k: usize,
     s: usize,
 ) -> ([__m256; 4], [__m256; 4]) {
     // SAFETY: as in `slot4x8`.
@@ -294,8 +321,8 @@ unsafe fn slots_both4x8<const K: usize>(
         let mut real = [_mm256_setzero_ps(); 4];
         let mut dual = [_mm256_setzero_ps(); 4];
         for l in 0..4 {
-            let low = offsets.get(l * K + s);
-            let high = offsets.get((l + 4) * K + s);
+            let low = offsets.get(l * k + s);
+            let high = offsets.get((l + 4) * k + s);
             (real[l], dual[l]) = load_entry_pairs(dual_quats, low, high);
         }
         (transpose4_in_halves(real), transpose4_in_halves(dual))
@@ -303,7 +330,7 @@ unsafe fn slots_both4x8<const K: usize>(
 }
 
 /// The real (`PART_BYTES = 0`) or dual (`16`) parts of the dual quaternions of slot `s` of
-/// eight vertices with `K` influences each (`offsets`: their joints' offsets),
+/// eight vertices with `k` influences each (`offsets`: their joints' offsets),
 /// one component of all eight per register, in vertex order.
 ///
 /// # Safety
@@ -311,9 +338,10 @@ unsafe fn slots_both4x8<const K: usize>(
 /// (`Influences` guarantees joints below its joint count, which `skin_into` checked against
 /// the palette).
 #[inline(always)]
-unsafe fn slot4x8<const K: usize, const PART_BYTES: usize>(
+unsafe fn slot4x8<const PART_BYTES: usize>(
     dual_quats: *const f32,
     offsets: &JointOffsets,
+    k: usize,
     s: usize,
 ) -> [__m256; 4] {
     // SAFETY (whole body): the caller guarantees AVX2 and FMA; a `DualQuat` is 8 contiguous
@@ -322,8 +350,8 @@ unsafe fn slot4x8<const K: usize, const PART_BYTES: usize>(
     unsafe {
         let mut rows = [_mm256_setzero_ps(); 4];
         for (l, row) in rows.iter_mut().enumerate() {
-            let low = offsets.get(l * K + s);
-            let high = offsets.get((l + 4) * K + s);
+            let low = offsets.get(l * k + s);
+            let high = offsets.get((l + 4) * k + s);
             *row = load_entry_halves::<PART_BYTES>(dual_quats, low, high);
         }
         transpose4_in_halves(rows)
