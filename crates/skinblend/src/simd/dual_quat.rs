@@ -22,10 +22,10 @@ use crate::types::{Diagnostics, SkinOutputs};
 /// sign test decides as the scalar kernel's does (only its sign is used), and its weight is
 /// negated branch-free where the dot is negative (random rigs flip half the time, which a
 /// branch would mispredict); the dual quaternion is then added as one 256-bit multiply-add.
-/// The weights are not renormalized: the blend is normalized afterwards anyway. Four or eight
-/// influences per vertex (the common cases) blend eight vertices side by side instead
-/// ([`blend_slots8`]), as do two to eight; there `D = false` leaves the dual parts zero (CoR
-/// needs only the rotation). What is left here: one influence, or more than eight.
+/// The weights are not renormalized: the blend is normalized afterwards anyway. Two to eight
+/// influences per vertex (four and eight the common cases) blend eight vertices side by side
+/// instead ([`blend_slots8`]); there `D = false` leaves the dual parts zero (CoR needs only the
+/// rotation). Vertex by vertex, here: one influence, or more than eight.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function so that it can be
