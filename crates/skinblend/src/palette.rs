@@ -209,8 +209,8 @@ pub struct PreparedPalette {
 }
 
 /// One joint's 3x4, aligned to a 64-byte cache line: the SIMD kernels load a matrix as two
-/// 32-byte halves, and in a 16-byte-aligned array every second half crossed a line, which costs
-/// a load twice (`port_probe`). Aligned, LBS with positions only measured 1.08–1.11× and with
+/// 32-byte halves, and in a 16-byte-aligned array every second half crossed a line (loads half
+/// of which cross a line run at 1.7 per cycle instead of 2.8, `tools/ozz-compare/port_probe.c`). Aligned, LBS with positions only measured 1.08–1.11× and with
 /// normals 1.03–1.04× at 10k vertices (`tools/ozz-compare/ab.py`, bests of 13–15 interleaved
 /// rounds; docs/bench.md).
 ///
