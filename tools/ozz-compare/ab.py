@@ -11,6 +11,9 @@ subtracted. Prints, per binary, the median and the best rate in million vertices
 both as ratios to the first binary. On a shared host single runs swing by several per cent: the
 best of 11-15 rounds is the steadier figure (it is the run least disturbed by other tenants).
 Example: `tools/ozz-compare/ab.py 15 "linear pn 4 10000 5000" /tmp/before /tmp/after`.
+A binary may carry further arguments after commas, appended to the kernel's (the joint count:
+`/tmp/after,8` runs the rig with 8 joints instead of 64), so one build can be set against
+itself on other inputs.
 """
 import statistics
 import subprocess
@@ -33,12 +36,16 @@ def main():
     if len(arguments) != 5:
         sys.exit('the kernel is "METHOD ATTRIBUTES K VERTICES CALLS"')
     vertices, calls = int(arguments[3]), int(arguments[4])
-    setup = {b: min(seconds([b] + arguments[:4] + ["0"]) for _ in range(3)) for b in binaries}
+    def command(spec, calls_argument):
+        path, *extra = spec.split(",")
+        return [path] + arguments[:4] + [calls_argument] + extra
+
+    setup = {b: min(seconds(command(b, "0")) for _ in range(3)) for b in binaries}
     rates = {b: [] for b in binaries}
     print(f"loadavg before: {open('/proc/loadavg').read().strip()}")
     for _ in range(rounds):
         for b in binaries:
-            elapsed = seconds([b] + arguments) - setup[b]
+            elapsed = seconds(command(b, arguments[4])) - setup[b]
             rates[b].append(vertices * calls / elapsed / 1e6)
     print(f"loadavg after: {open('/proc/loadavg').read().strip()}")
     median0 = statistics.median(rates[binaries[0]])

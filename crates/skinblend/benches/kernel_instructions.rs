@@ -10,7 +10,8 @@
 //! ```
 //!
 //! Arguments: method (`linear`, `dq`, `cor`), attributes (`p`, `pn`, `pnt`), influences per
-//! vertex, vertices, calls. Prints the arguments and the checksum of the last output.
+//! vertex, vertices, calls, and optionally joints (64 unless given: `skinblend bench`'s rig).
+//! Prints the arguments and the checksum of the last output.
 
 use glam::{Vec3, Vec4};
 use skinblend::fixtures::benchmark_mesh;
@@ -43,9 +44,10 @@ fn main() {
         })
     };
     let (k, vertices, calls) = (number(2, "4"), number(3, "100000"), number(4, "5"));
+    let joints = number(5, "64");
     let normals = attributes.contains('n');
     let tangents = attributes.contains('t');
-    let mesh = benchmark_mesh(vertices, k, 64, 0x5EED);
+    let mesh = benchmark_mesh(vertices, k, joints, 0x5EED);
     let input = SkinInput::new(
         &mesh.positions,
         normals.then_some(&mesh.normals[..]),
@@ -75,7 +77,7 @@ fn main() {
     }
     let checksum: f32 = positions.iter().map(|p| p.x + p.y + p.z).sum();
     println!(
-        "{} {attributes} k={k} vertices={vertices} calls={calls} checksum={checksum}",
+        "{} {attributes} k={k} vertices={vertices} joints={joints} calls={calls} checksum={checksum}",
         method.name()
     );
 }
