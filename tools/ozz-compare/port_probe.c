@@ -8,8 +8,12 @@
  *
  * Each test runs ten independent copies of one instruction (no chain between them: inputs are
  * registers the loop never writes, or L1-resident memory), so the rate is the issue limit.
- * Last, latencies (cycles per link of a dependent chain) of the store-to-load forwarding the
+ * Then, latencies (cycles per link of a dependent chain) of the store-to-load forwarding the
  * kernels' joint offsets take (`JointOffsets`: a 32-byte store, read back as 4-byte loads).
+ * Last, what an indexed memory operand costs at rename (six slots per cycle): eight independent
+ * multiplies with a memory operand among 24 nops, addressed [base + index*4 + disp] or
+ * [base + disp]; an indexed operand splits the instruction in two there ("unlamination"), so the
+ * first takes about as long as 40 slots, the second as 32.
  */
 #include <stdio.h>
 #include <time.h>
@@ -56,6 +60,27 @@ static float buffer[4096] __attribute__((aligned(64)));
     printf("%-44s %5.1f cycles\n", label, (now() - begin) * ghz * 1e9 / n);          \
   } while (0)
 
+/* Cycles per iteration of BODY (%0: the buffer, %1: a zero index). */
+#define CYCLES(label, body)                                                                   \
+  do {                                                                                        \
+    const long n = 20000000L;                                                                 \
+    double begin = now();                                                                     \
+    for (long i = 0; i < n; i++) {                                                            \
+      __asm__ volatile(body : : "r"(buffer), "r"(0L) : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", \
+                       "xmm5", "xmm6", "xmm7", "memory");                                     \
+    }                                                                                         \
+    printf("%-44s %5.2f cycles\n", label, (now() - begin) * ghz * 1e9 / n);                   \
+  } while (0)
+#define NOP8 "nop\n nop\n nop\n nop\n nop\n nop\n nop\n nop\n"
+/* Eight multiplies at OPERAND(displacement) among 24 nops. */
+#define MULS(operand)                                                                       \
+  "vmulps " operand(0) ", %%ymm11, %%ymm0\n" NOP8 "vmulps " operand(32) ", %%ymm11, %%ymm1\n"   \
+  "vmulps " operand(64) ", %%ymm11, %%ymm2\n vmulps " operand(96) ", %%ymm11, %%ymm3\n" NOP8     \
+  "vmulps " operand(128) ", %%ymm11, %%ymm4\n vmulps " operand(160) ", %%ymm11, %%ymm5\n" NOP8   \
+  "vmulps " operand(192) ", %%ymm11, %%ymm6\n vmulps " operand(224) ", %%ymm11, %%ymm7\n"
+#define INDEXED(d) #d "(%0,%1,4)"
+#define BASE_ONLY(d) #d "(%0)"
+
 int main(void) {
   for (int i = 0; i < 4096; i++) buffer[i] = 1.0f + i * 1e-6f;
   const long adds = 1000000000L;
@@ -101,5 +126,9 @@ int main(void) {
           "vmovd %%eax, %%xmm0\n vpbroadcastd %%xmm0, %%ymm0\n vmovdqa %%ymm0, (%0)\n mov 16(%0), %%eax\n");
   LATENCY("chain, 32-byte store -> 4-byte load at 28",
           "vmovd %%eax, %%xmm0\n vpbroadcastd %%xmm0, %%ymm0\n vmovdqa %%ymm0, (%0)\n mov 28(%0), %%eax\n");
+  /* Rename: 32 instructions per iteration either way. */
+  CYCLES("rename: 8 vmulps [base+index*4+disp], 24 nops", MULS(INDEXED));
+  CYCLES("rename: 8 vmulps [base+disp], 24 nops", MULS(BASE_ONLY));
+  CYCLES("rename: 8 vmulps [base+disp], 32 nops", MULS(BASE_ONLY) NOP8);
   return 0;
 }

@@ -264,6 +264,15 @@ fn weight_sums4(weights8: &[f32]) -> __m256 {
 /// `(c0·x + c2·z | c1·y + t)`, whose halves added are `M p`. No transposes, so the shuffle port
 /// the eight-wide path saturates is left nearly idle. Rounding differs from [`block`]'s (the sums
 /// are grouped differently), within `SIMD_VS_SCALAR` of the scalar kernel as every kernel.
+///
+/// Each vertex's blend is one `asm!` block whose multiply-adds address the matrix halves by a
+/// register alone (`[m]`, `[m + 32]`, `m` the entry's address): LLVM folds `matrices + offset`
+/// into an indexed operand, and an arithmetic instruction with an indexed memory operand takes
+/// two of this core's six rename slots per cycle instead of one (`port_probe`'s "rename" rows:
+/// eight multiplies among 24 nops 8.0 cycles indexed, 5.5 by a register). Here: 1.08–1.13× at
+/// 10k, 1.10× at 100k, 1.00× at 1M (`tools/ozz-compare/ab.py`, bests of 7–15 rounds); the
+/// eight-wide kernels, given register-only addresses the same way, measured 0.97–0.98×
+/// (docs/bench.md), so they keep their indexed operands.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
@@ -288,35 +297,65 @@ fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
         let src = src.as_ptr().cast::<f32>();
         let dst = dst.as_mut_ptr().cast::<f32>();
         let one = _mm256_set1_ps(1.0);
-        for l in 0..LANES {
-            let mut c01 = _mm256_setzero_ps();
-            let mut c23 = _mm256_setzero_ps();
-            for slot in 0..4 {
-                let m = matrices.add(offsets.get(l * 4 + slot));
-                let w = _mm256_broadcast_ss(&weights8[l * 4 + slot]);
-                c01 = _mm256_fmadd_ps(_mm256_loadu_ps(m), w, c01);
-                c23 = _mm256_fmadd_ps(_mm256_loadu_ps(m.add(8)), w, c23);
-            }
-            let p = src.add(3 * l);
-            let xy =
-                _mm256_blend_ps::<0xF0>(_mm256_broadcast_ss(&*p), _mm256_broadcast_ss(&*p.add(1)));
-            let z1 = _mm256_blend_ps::<0xF0>(_mm256_broadcast_ss(&*p.add(2)), one);
-            let halves = _mm256_fmadd_ps(c23, z1, _mm256_mul_ps(c01, xy));
-            let moved = _mm_mul_ps(
-                _mm_add_ps(
-                    _mm256_castps256_ps128(halves),
-                    _mm256_extractf128_ps::<1>(halves),
-                ),
-                _mm_broadcast_ss(&scales[l]),
-            );
-            let out = dst.add(3 * l);
-            if l + 1 < LANES {
-                _mm_storeu_ps(out, moved);
-            } else {
-                _mm_storel_pd(out.cast::<f64>(), _mm_castps_pd(moved));
-                _mm_store_ss(out.add(2), _mm_movehl_ps(moved, moved));
-            }
+        // Unrolled by hand: with the `asm!` block inside, LLVM keeps a loop over the vertices
+        // and computes each vertex's constants at run time.
+        macro_rules! vertex {
+            ($l:literal) => {{
+                let l: usize = $l;
+                let m = |slot: usize| matrices.add(offsets.get(4 * l + slot));
+                let (c01, c23): (__m256, __m256);
+                std::arch::asm!(
+                    "vbroadcastss {w}, dword ptr [{weights}]",
+                    "vmulps {c01}, {w}, ymmword ptr [{m0}]",
+                    "vmulps {c23}, {w}, ymmword ptr [{m0} + 32]",
+                    "vbroadcastss {w}, dword ptr [{weights} + 4]",
+                    "vfmadd231ps {c01}, {w}, ymmword ptr [{m1}]",
+                    "vfmadd231ps {c23}, {w}, ymmword ptr [{m1} + 32]",
+                    "vbroadcastss {w}, dword ptr [{weights} + 8]",
+                    "vfmadd231ps {c01}, {w}, ymmword ptr [{m2}]",
+                    "vfmadd231ps {c23}, {w}, ymmword ptr [{m2} + 32]",
+                    "vbroadcastss {w}, dword ptr [{weights} + 12]",
+                    "vfmadd231ps {c01}, {w}, ymmword ptr [{m3}]",
+                    "vfmadd231ps {c23}, {w}, ymmword ptr [{m3} + 32]",
+                    weights = in(reg) weights8.as_ptr().add(4 * l),
+                    m0 = in(reg) m(0),
+                    m1 = in(reg) m(1),
+                    m2 = in(reg) m(2),
+                    m3 = in(reg) m(3),
+                    w = out(ymm_reg) _,
+                    c01 = out(ymm_reg) c01,
+                    c23 = out(ymm_reg) c23,
+                    options(pure, readonly, nostack, preserves_flags),
+                );
+                let p = src.add(3 * l);
+                let xy =
+                    _mm256_blend_ps::<0xF0>(_mm256_broadcast_ss(&*p), _mm256_broadcast_ss(&*p.add(1)));
+                let z1 = _mm256_blend_ps::<0xF0>(_mm256_broadcast_ss(&*p.add(2)), one);
+                let halves = _mm256_fmadd_ps(c23, z1, _mm256_mul_ps(c01, xy));
+                let moved = _mm_mul_ps(
+                    _mm_add_ps(
+                        _mm256_castps256_ps128(halves),
+                        _mm256_extractf128_ps::<1>(halves),
+                    ),
+                    _mm_broadcast_ss(&scales[l]),
+                );
+                let out = dst.add(3 * l);
+                if l + 1 < LANES {
+                    _mm_storeu_ps(out, moved);
+                } else {
+                    _mm_storel_pd(out.cast::<f64>(), _mm_castps_pd(moved));
+                    _mm_store_ss(out.add(2), _mm_movehl_ps(moved, moved));
+                }
+            }};
         }
+        vertex!(0);
+        vertex!(1);
+        vertex!(2);
+        vertex!(3);
+        vertex!(4);
+        vertex!(5);
+        vertex!(6);
+        vertex!(7);
     }
     true
 }
