@@ -7,8 +7,8 @@ use std::mem::MaybeUninit;
 use glam::Vec3;
 
 use super::lanes::{
-    abs8, all8, cross8, dot8, load3x8, load_tangents8, normalize8_or, scale8, store3x8,
-    store_tangents8, transpose4_in_halves, transpose8, Block, JointOffsets, LANES,
+    abs8, all8, blend4_entries, cross8, dot8, load3x8, load_tangents8, normalize8_or, scale8,
+    store3x8, store_tangents8, transpose4_in_halves, transpose8, Block, JointOffsets, LANES,
 };
 use crate::reference::{MIN_WEIGHT_SUM, SINGULAR_RELATIVE};
 use crate::types::{Diagnostics, SkinOutputs};
@@ -265,14 +265,11 @@ fn weight_sums4(weights8: &[f32]) -> __m256 {
 /// the eight-wide path saturates is left nearly idle. Rounding differs from [`block`]'s (the sums
 /// are grouped differently), within `SIMD_VS_SCALAR` of the scalar kernel as every kernel.
 ///
-/// Each vertex's blend is one `asm!` block whose multiply-adds address the matrix halves by a
-/// register alone (`[m]`, `[m + 32]`, `m` the entry's address): LLVM folds `matrices + offset`
-/// into an indexed operand, and an arithmetic instruction with an indexed memory operand takes
-/// two of this core's six rename slots per cycle instead of one (`port_probe`'s "rename" rows:
-/// eight multiplies among 24 nops 8.0 cycles indexed, 5.5 by a register). Here: 1.08–1.13× at
-/// 10k, 1.10× at 100k, 1.00× at 1M (`tools/ozz-compare/ab.py`, bests of 7–15 rounds); the
-/// eight-wide kernels, given register-only addresses the same way, measured 0.97–0.98×
-/// (docs/bench.md), so they keep their indexed operands.
+/// Each vertex's four matrices are added by [`blend4_entries`], which addresses them by register
+/// alone: 1.08–1.13× at 10k, 1.10× at 100k, 1.00× at 1M against indexed operands
+/// (`tools/ozz-compare/ab.py`, bests of 7–15 rounds; docs/bench.md "Rename"). The eight-wide
+/// kernels keep the compiler's indexed operands: the same helper in [`blend8`] measured
+/// 1.03–1.07× at 10k and 0.95× at 100k with normals, not a gain.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
@@ -303,33 +300,13 @@ fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
             ($l:literal) => {{
                 let l: usize = $l;
                 let m = |slot: usize| matrices.add(offsets.get(4 * l + slot));
-                let (c01, c23): (__m256, __m256);
-                std::arch::asm!(
-                    "vbroadcastss {w}, dword ptr [{weights}]",
-                    "vmulps {c01}, {w}, ymmword ptr [{m0}]",
-                    "vmulps {c23}, {w}, ymmword ptr [{m0} + 32]",
-                    "vbroadcastss {w}, dword ptr [{weights} + 4]",
-                    "vfmadd231ps {c01}, {w}, ymmword ptr [{m1}]",
-                    "vfmadd231ps {c23}, {w}, ymmword ptr [{m1} + 32]",
-                    "vbroadcastss {w}, dword ptr [{weights} + 8]",
-                    "vfmadd231ps {c01}, {w}, ymmword ptr [{m2}]",
-                    "vfmadd231ps {c23}, {w}, ymmword ptr [{m2} + 32]",
-                    "vbroadcastss {w}, dword ptr [{weights} + 12]",
-                    "vfmadd231ps {c01}, {w}, ymmword ptr [{m3}]",
-                    "vfmadd231ps {c23}, {w}, ymmword ptr [{m3} + 32]",
-                    weights = in(reg) weights8.as_ptr().add(4 * l),
-                    m0 = in(reg) m(0),
-                    m1 = in(reg) m(1),
-                    m2 = in(reg) m(2),
-                    m3 = in(reg) m(3),
-                    w = out(ymm_reg) _,
-                    c01 = out(ymm_reg) c01,
-                    c23 = out(ymm_reg) c23,
-                    options(pure, readonly, nostack, preserves_flags),
-                );
+                let (c01, c23) =
+                    blend4_entries(weights8.as_ptr().add(4 * l), [m(0), m(1), m(2), m(3)]);
                 let p = src.add(3 * l);
-                let xy =
-                    _mm256_blend_ps::<0xF0>(_mm256_broadcast_ss(&*p), _mm256_broadcast_ss(&*p.add(1)));
+                let xy = _mm256_blend_ps::<0xF0>(
+                    _mm256_broadcast_ss(&*p),
+                    _mm256_broadcast_ss(&*p.add(1)),
+                );
                 let z1 = _mm256_blend_ps::<0xF0>(_mm256_broadcast_ss(&*p.add(2)), one);
                 let halves = _mm256_fmadd_ps(c23, z1, _mm256_mul_ps(c01, xy));
                 let moved = _mm_mul_ps(
