@@ -283,9 +283,10 @@ fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
     // SAFETY: AVX2 and FMA are enabled here. `scales` is 8 f32s; `weights8` is 32, so vertex
     // l's four at 4l are inside it. `Influences` guarantees joint < joint_count and `skin_into`
     // checked the palette covers it; an `Affine3A` is 16 contiguous f32s (layout asserts in
-    // `lanes`), so each matrix address is valid for 16 f32s. `src` and `dst` are 8 `Vec3`s, 24 contiguous f32s each (layout asserts in
-    // `lanes`): vertex l reads f32s 3l .. 3l + 3, and writes 3l .. 3l + 4 for l < 7 (the fourth
-    // is vertex l + 1's x, written again by the next vertex) and 3l .. 3l + 3 for l = 7.
+    // `lanes`), so each matrix address is valid for 16 f32s. `src` and `dst` are 8 `Vec3`s, 24
+    // contiguous f32s each (layout asserts in `lanes`): vertex l reads f32s 3l .. 3l + 3, and
+    // writes 3l .. 3l + 4 for l < 7 (the fourth is vertex l + 1's x, written again by the next
+    // vertex) and 3l .. 3l + 3 for l = 7.
     unsafe {
         _mm256_storeu_ps(scales.as_mut_ptr(), scale);
         let mut offsets = JointOffsets::new();
