@@ -339,8 +339,9 @@ pub(super) unsafe fn load_entry_pairs(
 /// block: a broadcast and two multiply-adds per entry, each reading its matrix half through
 /// the entry's address alone (`[m]`, `[m + 32]`). LLVM folds `matrices + offset` into an indexed
 /// operand (`[base + offset·4]`), and an arithmetic instruction with an indexed memory operand
-/// takes two of this core's six rename slots per cycle instead of one (`port_probe`'s "rename"
-/// rows: eight multiplies among 24 nops, 8.0 cycles indexed, 5.5 by a register).
+/// takes at least two of this core's six rename slots per cycle instead of one
+/// (`port_probe`'s "rename" rows: eight multiplies among 24 nops, 8.0 cycles indexed, 5.5 by a
+/// register).
 ///
 /// # Safety
 /// The CPU has AVX and FMA; `weights` is valid for reading four f32s and each `m[s]` for
