@@ -16,13 +16,8 @@ best round of each and their ratio (the best round is the one least disturbed on
 import re
 import subprocess
 import sys
-import time
 
-
-def seconds(command):
-    start = time.perf_counter()
-    subprocess.run(command, stdout=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
+from ab import seconds  # the wall clock of one run, as ab.py times its builds
 
 
 def main():
