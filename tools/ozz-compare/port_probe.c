@@ -13,7 +13,7 @@
  * Last, what an indexed memory operand costs at rename (six slots per cycle): eight independent
  * multiplies with a memory operand among 24 nops, addressed [base + index*4 + disp] or
  * [base + disp]; an indexed operand splits the instruction in two there ("unlamination"), so the
- * first takes about as long as 40 slots, the second as 32.
+ * first takes longer than the second does with eight more nops (40 slots).
  */
 #include <stdio.h>
 #include <time.h>
@@ -49,7 +49,7 @@ static float buffer[4096] __attribute__((aligned(64)));
     printf("%-44s %5.2f per cycle\n", label, 10.0 * n / ((now() - begin) * ghz * 1e9));       \
   } while (0)
 
-/* Cycles per iteration of BODY, a chain through %%eax (%0: the buffer). */
+/* Cycles per iteration of BODY, a chain through eax (%0: the buffer). */
 #define LATENCY(label, body)                                                        \
   do {                                                                              \
     const long n = 20000000L;                                                       \
@@ -126,7 +126,7 @@ int main(void) {
           "vmovd %%eax, %%xmm0\n vpbroadcastd %%xmm0, %%ymm0\n vmovdqa %%ymm0, (%0)\n mov 16(%0), %%eax\n");
   LATENCY("chain, 32-byte store -> 4-byte load at 28",
           "vmovd %%eax, %%xmm0\n vpbroadcastd %%xmm0, %%ymm0\n vmovdqa %%ymm0, (%0)\n mov 28(%0), %%eax\n");
-  /* Rename: 32 instructions per iteration either way. */
+  /* Rename: 32 instructions per iteration in the first two, 40 in the third. */
   CYCLES("rename: 8 vmulps [base+index*4+disp], 24 nops", MULS(INDEXED));
   CYCLES("rename: 8 vmulps [base+disp], 24 nops", MULS(BASE_ONLY));
   CYCLES("rename: 8 vmulps [base+disp], 32 nops", MULS(BASE_ONLY) NOP8);
