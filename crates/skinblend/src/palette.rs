@@ -204,6 +204,12 @@ pub struct PreparedPalette {
     /// `Σw` times this, which lets the SIMD LBS kernel clear its singular test for a whole block
     /// without computing each blend's column lengths.
     pub(crate) largest_column_length: f32,
+    /// DQS and CoR with at most [`PIVOT_SIGN_TABLE_MAX_JOINTS`] joints (else empty): entry
+    /// `pivot · joint_count + joint` is `0x8000_0000` (an f32 sign bit) where
+    /// `dual_quats[joint].real_dot(&dual_quats[pivot]) < 0` (the scalar kernel's sign test
+    /// with `pivot` as the vertex's pivot joint), else 0. The SIMD kernels read a vertex's
+    /// signs from its pivot's row instead of dotting every influence with the pivot.
+    pub(crate) pivot_sign_masks: Vec<u32>,
     joint_count: usize,
     non_rigid_joints: usize,
 }
@@ -245,6 +251,48 @@ impl LineAligned {
 // No padding: a slice of `LineAligned` is a slice of `Affine3A` with the same stride.
 const _: () = assert!(std::mem::size_of::<LineAligned>() == std::mem::size_of::<Affine3A>());
 const _: () = assert!(std::mem::align_of::<LineAligned>() >= std::mem::align_of::<Affine3A>());
+
+/// The most joints for which a prepared DQS or CoR palette holds its pivot sign table
+/// (`PreparedPalette::pivot_sign_masks`): 128² entries of 4 bytes, 64 KiB. Built with every
+/// `update` (64 joints: about 29,000 instructions, what the SIMD DQS kernel spends on about
+/// 400 vertices; callgrind of `kernel_instructions dq pn 4 8 1` collecting `prepare`). Larger
+/// palettes skip the table, and their SIMD kernels dot each influence with the pivot.
+pub(crate) const PIVOT_SIGN_TABLE_MAX_JOINTS: usize = 128;
+
+/// Fills `masks` with the pivot sign table of `dual_quats` (see
+/// `PreparedPalette::pivot_sign_masks`), or leaves it empty above
+/// [`PIVOT_SIGN_TABLE_MAX_JOINTS`]. Each dot is `(x·x' + z·z') + (y·y' + w·w')`, the grouping
+/// of glam's `Quat::dot` that [`DualQuat::real_dot`] (the scalar kernel's test) uses, so every
+/// entry decides as the scalar kernel does (test `pivot_sign_table_matches_real_dot`); written
+/// over the components copied apart so that the compiler vectorizes it. Allocates only the
+/// first time (or when the joint count grows).
+fn pivot_sign_masks_into(dual_quats: &[DualQuat], masks: &mut Vec<u32>) {
+    masks.clear();
+    let joints = dual_quats.len();
+    if joints > PIVOT_SIGN_TABLE_MAX_JOINTS {
+        return;
+    }
+    let mut components = [[0.0f32; PIVOT_SIGN_TABLE_MAX_JOINTS]; 4];
+    for (j, dq) in dual_quats.iter().enumerate() {
+        for (c, value) in dq.real.to_array().into_iter().enumerate() {
+            components[c][j] = value;
+        }
+    }
+    let [x, y, z, w] = components.each_ref().map(|c| &c[..joints]);
+    masks.reserve(joints * joints);
+    let mut row = [0u32; PIVOT_SIGN_TABLE_MAX_JOINTS];
+    for pivot in dual_quats {
+        let [px, py, pz, pw] = pivot.real.to_array();
+        for (j, mask) in row[..joints].iter_mut().enumerate() {
+            let dot = (x[j] * px + z[j] * pz) + (y[j] * py + w[j] * pw);
+            *mask = if dot < 0.0 { SIGN_BIT } else { 0 };
+        }
+        masks.extend_from_slice(&row[..joints]);
+    }
+}
+
+/// The sign bit of an f32, as the pivot sign table stores a flip.
+const SIGN_BIT: u32 = 0x8000_0000;
 
 /// The largest column length of the 3x3 parts of `matrices` (0 for none).
 fn largest_column_length(matrices: &[Affine3A]) -> f32 {
@@ -303,6 +351,7 @@ pub fn prepare(
         residuals: Vec::with_capacity(capacity(method.uses_rigid_split())),
         rigid: Vec::with_capacity(capacity(method.uses_rigid_split())),
         largest_column_length: 0.0,
+        pivot_sign_masks: Vec::new(),
         joint_count: 0,
         non_rigid_joints: 0,
     };
@@ -327,6 +376,7 @@ impl PreparedPalette {
         self.dual_quats.clear();
         self.residuals.clear();
         self.rigid.clear();
+        self.pivot_sign_masks.clear();
         self.largest_column_length = 0.0;
         self.joint_count = 0;
         self.non_rigid_joints = 0;
@@ -358,6 +408,7 @@ impl PreparedPalette {
                 self.residuals.push(split.residual_affine());
                 self.rigid.push(split.residual.is_none());
             }
+            pivot_sign_masks_into(&self.dual_quats, &mut self.pivot_sign_masks);
         } else {
             self.non_rigid_joints = palette
                 .iter()
@@ -389,6 +440,7 @@ impl PreparedPalette {
             residuals: Vec::new(),
             rigid: Vec::new(),
             largest_column_length: 0.0,
+            pivot_sign_masks: Vec::new(),
             joint_count: dual_quats.len(),
             non_rigid_joints: 0,
         };
@@ -412,6 +464,7 @@ impl PreparedPalette {
             }
         }
         prepared.largest_column_length = largest_column_length(prepared.linear_matrices());
+        pivot_sign_masks_into(&prepared.dual_quats, &mut prepared.pivot_sign_masks);
         Ok(prepared)
     }
 
@@ -518,6 +571,77 @@ mod tests {
         let mut prepared = prepare(palette, None, method).unwrap();
         prepared.update(palette).unwrap();
         (prepared, SPLITS.with(std::cell::Cell::get) - before)
+    }
+
+    /// Every entry of the pivot sign table is the scalar kernel's test, `real_dot < 0`, with
+    /// the row's joint as the pivot: on rotations about many axes and on pairs whose dot is
+    /// within a few ulps of zero (where a different summation order changes the sign); and
+    /// no table above `PIVOT_SIGN_TABLE_MAX_JOINTS` joints. (Seen failing with the dot summed
+    /// left to right, `((x·x' + y·y') + z·z') + w·w'`.)
+    #[test]
+    fn pivot_sign_table_matches_real_dot() {
+        let mut dual_quats: Vec<DualQuat> = (0..40)
+            .map(|j| {
+                let axis = Vec3::new(1.0, 0.3 * j as f32, -0.7 + 0.11 * j as f32).normalize();
+                let rotation = Quat::from_axis_angle(axis, 0.37 * j as f32);
+                let dq = DualQuat::from_rotation_translation(rotation, Vec3::X * j as f32);
+                if j % 3 == 0 {
+                    dq.negated()
+                } else {
+                    dq
+                }
+            })
+            .collect();
+        // Orthogonal pairs whose dot is 0 in one grouping and about ±1e-8 in the other
+        // (found by a search over random f32 quaternions): a different order flips them.
+        for [a, b] in [
+            [
+                [0.05118375, 0.6755597, -0.5033515, 0.5363176],
+                [-0.12600248, 0.28035495, 0.8399571, 0.44720975],
+            ],
+            [
+                [0.45018375, -0.41795734, -0.7886218, -0.026868649],
+                [-0.2579075, 0.74248934, -0.529884, -0.31845912],
+            ],
+            [
+                [0.28209904, 0.8220028, -0.38024837, -0.31645322],
+                [0.5572617, 0.0058134506, -0.23641984, 0.7959468],
+            ],
+        ] {
+            for real in [a, b] {
+                dual_quats.push(DualQuat {
+                    real: Quat::from_array(real),
+                    dual: Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+                });
+            }
+        }
+        // Straight from the quaternions (a prepared palette would normalize them first).
+        let mut masks = Vec::new();
+        pivot_sign_masks_into(&dual_quats, &mut masks);
+        let joints = dual_quats.len();
+        assert_eq!(masks.len(), joints * joints);
+        let mut flips = 0;
+        for (pivot, pivot_dq) in dual_quats.iter().enumerate() {
+            for (joint, dq) in dual_quats.iter().enumerate() {
+                let flip = dq.real_dot(pivot_dq) < 0.0;
+                flips += usize::from(flip);
+                let expected = if flip { SIGN_BIT } else { 0 };
+                assert_eq!(
+                    masks[pivot * joints + joint],
+                    expected,
+                    "pivot {pivot}, joint {joint}"
+                );
+            }
+        }
+        assert!(flips > joints, "the palette flips: {flips}");
+        let many = vec![Mat4::IDENTITY; PIVOT_SIGN_TABLE_MAX_JOINTS + 1];
+        let mut large = prepare(&many, None, Method::CenterOfRotation).unwrap();
+        assert!(large.pivot_sign_masks.is_empty());
+        large.update(&many[..PIVOT_SIGN_TABLE_MAX_JOINTS]).unwrap();
+        assert_eq!(
+            large.pivot_sign_masks.len(),
+            PIVOT_SIGN_TABLE_MAX_JOINTS * PIVOT_SIGN_TABLE_MAX_JOINTS
+        );
     }
 
     /// The SIMD kernels' 32-byte loads of a matrix's halves stay inside one cache line only

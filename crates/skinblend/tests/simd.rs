@@ -203,6 +203,49 @@ fn weights_not_summing_to_one() {
     }
 }
 
+/// Zero weights among four and eight influences, with palettes of 12 joints (the SIMD DQS
+/// blend reads each influence's sign from the palette's pivot sign table) and of 200 (no
+/// table: each influence is dotted with the pivot): a zero weight never counts as a flip,
+/// though its joint may lie in the other hemisphere from the pivot, and `-0.0` is a zero
+/// weight too. (Seen failing with the table kernel's zero-weight correction left out: the
+/// flip counts differ.)
+#[test]
+fn zero_weights_and_large_palettes_keep_the_flip_count() {
+    let mut rng = Rng::new(53);
+    for k in [4, 8] {
+        for joints in [12, 200] {
+            let rig = random_rig(&mut rng, 203, k, joints, false);
+            let mut weights = rig.influences.weights().to_vec();
+            for (v, vertex) in weights.chunks_mut(k).enumerate() {
+                if v % 3 == 0 {
+                    // One to k − 1 trailing zeros, the last of them −0.0 on even vertices.
+                    let zeros = 1 + v % (k - 1);
+                    vertex[k - zeros..].fill(0.0);
+                    if v % 2 == 0 {
+                        vertex[k - 1] = -0.0;
+                    }
+                }
+            }
+            let influences =
+                Influences::new(k, rig.influences.joints().to_vec(), weights, joints).unwrap();
+            let input = SkinInput::new(
+                &rig.positions,
+                Some(&rig.normals),
+                Some(&rig.tangents),
+                &influences,
+            )
+            .unwrap()
+            .with_rotation_centers(&rig.positions)
+            .unwrap();
+            compare(
+                &format!("k={k} joints={joints} zero weights"),
+                &input,
+                |o| prepare(&rig.palette, Some(&rig.centers), o).unwrap(),
+            );
+        }
+    }
+}
+
 #[test]
 fn unweighted_vertices_inside_blocks_and_tails() {
     let mut rng = Rng::new(29);

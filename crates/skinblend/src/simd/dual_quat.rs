@@ -35,6 +35,10 @@ pub(super) unsafe fn blend8<const K: usize, const R: bool, const D: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 8], usize)> {
+    if D && (K == 4 || K == 8) && !block.pivot_sign_masks.is_empty() {
+        // SAFETY: the caller guarantees AVX2 and FMA; the table is the palette's.
+        return unsafe { blend_signed_table8::<K, R>(block, base) };
+    }
     if (2..=8).contains(&block.k::<K>()) {
         // SAFETY: the caller guarantees AVX2 and FMA.
         return unsafe { blend_slots8::<K, R, D>(block, base) };
@@ -168,63 +172,15 @@ unsafe fn blend_slots8<const K: usize, const R: bool, const D: bool>(
         // A `DualQuat` is 8 f32s.
         let mut offsets = JointOffsets::new();
         offsets.fill::<3>(joints8);
-        let mut slot_weights = [_mm256_setzero_ps(); 8];
-        if K == 4 || K == 8 {
-            for group in 0..K / 4 {
-                let p = weights8.as_ptr().add(4 * group);
-                let mut rows = [_mm256_setzero_ps(); 4];
-                for (l, row) in rows.iter_mut().enumerate() {
-                    // SAFETY: `weights8` is 8 vertices × K f32s: slots 4 group .. 4 group + 4
-                    // of vertices l and l + 4 are inside.
-                    *row = load_halves(p.add(K * l), p.add(K * (l + 4)));
-                }
-                let four = transpose4_in_halves(rows);
-                slot_weights[4 * group..4 * group + 4].copy_from_slice(&four);
-            }
-        } else {
-            // Vertex l's weight of slot s is at l k + s.
-            let index = _mm256_mullo_epi32(
-                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                _mm256_set1_epi32(k as i32),
-            );
-            for (s, weights) in slot_weights.iter_mut().enumerate().take(k) {
-                // SAFETY: the largest index, 7 k + s with s < k, is inside `weights8` (8 k
-                // f32s).
-                *weights = _mm256_i32gather_ps::<4>(weights8.as_ptr().add(s), index);
-            }
-        }
+        let slot_weights = slot_weights8::<K>(weights8, k);
         let w = &slot_weights[..k];
-        // The pivot of each vertex: the lowest slot holding the largest weight (`>` keeps the
-        // first, as the scalar kernel's). Weights are non-negative, so a largest weight of at
-        // least `MIN_WEIGHT_SUM` proves the sum is too; where it is not (every weight tiny), the
-        // block goes to the scalar kernel, which decides exactly.
-        let mut heaviest = w[0];
-        let mut pivot_slot = _mm256_setzero_ps();
-        for (s, &weight) in w.iter().enumerate().skip(1) {
-            let heavier = _mm256_cmp_ps::<_CMP_GT_OQ>(weight, heaviest);
-            heaviest = _mm256_max_ps(weight, heaviest);
-            let slot = _mm256_castsi256_ps(_mm256_set1_epi32(s as i32));
-            pivot_slot = _mm256_blendv_ps(pivot_slot, slot, heavier);
-        }
-        if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
-            heaviest,
-            _mm256_set1_ps(MIN_WEIGHT_SUM),
-        )) {
-            return None;
-        }
-        let mut pivot_slots = Lanes([0; LANES]);
-        // SAFETY: 32 writable bytes, 32-byte aligned. Volatile: one vector store, read back
-        // lane by lane below (the compiler would otherwise extract the lanes with shuffles).
-        std::ptr::write_volatile(
-            pivot_slots.0.as_mut_ptr().cast::<__m256i>(),
-            _mm256_castps_si256(pivot_slot),
-        );
+        let pivot_slots = pivot_slots8(w)?;
         // The pivots' real parts, as `slot4x8` loads a slot's.
         let pivot = {
             let mut rows = [_mm256_setzero_ps(); 4];
             for (l, row) in rows.iter_mut().enumerate() {
                 let offset = |v: usize| {
-                    let slot = std::ptr::from_ref(&pivot_slots.0[v]).read_volatile() as usize;
+                    let slot = pivot_slots.get(v);
                     // A slot below k (the blend above chose it); the mask or the minimum only
                     // lets the compiler see the bound.
                     let slot = if K == 4 || K == 8 {
@@ -287,6 +243,247 @@ unsafe fn blend_slots8<const K: usize, const R: bool, const D: bool>(
     }
 }
 
+/// The weights of a block of eight vertices with `k` influences each (`K`, or for `K = 0` the
+/// block's count, two to eight), one register per slot (`k` of them), lane `l` vertex `l`:
+/// for four or eight influences as rows of 16-byte halves transposed inside the halves, for
+/// other counts one `vgatherdps` per slot.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; `weights8` holds 8 `k` weights.
+#[inline(always)]
+unsafe fn slot_weights8<const K: usize>(weights8: &[f32], k: usize) -> [__m256; 8] {
+    assert!(weights8.len() == k * LANES && (2..=8).contains(&k));
+    // SAFETY (whole body): the caller guarantees AVX2 and FMA; the reads are justified where
+    // they are.
+    unsafe {
+        let mut slot_weights = [_mm256_setzero_ps(); 8];
+        if K == 4 || K == 8 {
+            for group in 0..K / 4 {
+                let p = weights8.as_ptr().add(4 * group);
+                let mut rows = [_mm256_setzero_ps(); 4];
+                for (l, row) in rows.iter_mut().enumerate() {
+                    // SAFETY: `weights8` is 8 vertices × K f32s: slots 4 group .. 4 group + 4
+                    // of vertices l and l + 4 are inside.
+                    *row = load_halves(p.add(K * l), p.add(K * (l + 4)));
+                }
+                let four = transpose4_in_halves(rows);
+                slot_weights[4 * group..4 * group + 4].copy_from_slice(&four);
+            }
+        } else {
+            // Vertex l's weight of slot s is at l k + s.
+            let index = _mm256_mullo_epi32(
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                _mm256_set1_epi32(k as i32),
+            );
+            for (s, weights) in slot_weights.iter_mut().enumerate().take(k) {
+                // SAFETY: the largest index, 7 k + s with s < k, is inside `weights8` (8 k
+                // f32s).
+                *weights = _mm256_i32gather_ps::<4>(weights8.as_ptr().add(s), index);
+            }
+        }
+        slot_weights
+    }
+}
+
+/// The pivot of each vertex of a block from its slot weights `w` ([`slot_weights8`]): the
+/// lowest slot holding the largest weight (`>` keeps the first, as the scalar kernel's), or
+/// `None` where a vertex's largest weight is below `MIN_WEIGHT_SUM`. Weights are non-negative,
+/// so a largest weight of at least `MIN_WEIGHT_SUM` proves the sum is too; where it is not
+/// (every weight tiny), the block goes to the scalar kernel, which decides exactly.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn pivot_slots8(w: &[__m256]) -> Option<Lanes> {
+    let mut heaviest = w[0];
+    let mut pivot_slot = _mm256_setzero_ps();
+    for (s, &weight) in w.iter().enumerate().skip(1) {
+        let heavier = _mm256_cmp_ps::<_CMP_GT_OQ>(weight, heaviest);
+        heaviest = _mm256_max_ps(weight, heaviest);
+        let slot = _mm256_castsi256_ps(_mm256_set1_epi32(s as i32));
+        pivot_slot = _mm256_blendv_ps(pivot_slot, slot, heavier);
+    }
+    if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
+        heaviest,
+        _mm256_set1_ps(MIN_WEIGHT_SUM),
+    )) {
+        return None;
+    }
+    let mut pivot_slots = Lanes([0; LANES]);
+    // SAFETY: 32 writable bytes, 32-byte aligned. Volatile: one vector store, read back lane by
+    // lane ([`Lanes::get`]; the compiler would otherwise extract the lanes with shuffles).
+    unsafe {
+        std::ptr::write_volatile(
+            pivot_slots.0.as_mut_ptr().cast::<__m256i>(),
+            _mm256_castps_si256(pivot_slot),
+        );
+    }
+    Some(pivot_slots)
+}
+
+/// [`blend8`] of DQS (real and dual parts) for four or eight influences per vertex with the
+/// palette's pivot sign table (`Block::pivot_sign_masks`, not empty): each vertex's blend in
+/// one register `real | dual`,
+/// one influence at a time, its weight's sign bit flipped by the entry of its joint in the row
+/// of the vertex's pivot joint ([`blend4_signed`]), instead of the slot-by-slot blend's dot of
+/// every influence with the pivot; then the eight blends transposed. The same decisions as
+/// the scalar kernel (the table holds its sign test, the pivot is [`pivot_slots8`]'s), so the
+/// same flips and results up to f32 rounding. Against the slot-by-slot blend, DQS with normals
+/// 1.14–1.15× (four influences, 10k vertices), 1.14–1.16× (100k), 1.19× (eight influences)
+/// (`tools/ozz-compare/ab.py`, bests and medians; docs/bench.md). CoR, which needs the real
+/// parts only, measured 0.91–0.95× with it and keeps the slot-by-slot blend.
+///
+/// The flips are counted in 64-bit lanes from the sign masks themselves (each flip adds
+/// `0x8000_0000` to both halves of a lane; after `n` flips its low 63 bits are `n · 2³¹`),
+/// which counts a zero weight whose joint would flip: blocks holding a zero weight subtract
+/// those afterwards, one slot at a time.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; `block.pivot_sign_masks` is the table of `block.dual_quats`.
+#[inline(always)]
+unsafe fn blend_signed_table8<const K: usize, const R: bool>(
+    block: &Block<'_>,
+    base: usize,
+) -> Option<([__m256; 8], usize)> {
+    assert!(K == 4 || K == 8);
+    let (joints8, weights8) = block.influences8::<K>(base);
+    let (joints8, weights8) = (&joints8[..K * LANES], &weights8[..K * LANES]);
+    if !R
+        && joints8
+            .iter()
+            .zip(weights8)
+            .any(|(&j, &w)| w > 0.0 && !block.rigid[usize::from(j)])
+    {
+        return None;
+    }
+    let joints = block.dual_quats.len();
+    assert!(block.pivot_sign_masks.len() == joints * joints);
+    // SAFETY (whole body): the caller guarantees AVX2 and FMA; the pointer reads are justified
+    // where they are.
+    unsafe {
+        let slot_weights = slot_weights8::<K>(weights8, K);
+        let w = &slot_weights[..K];
+        let pivot_slots = pivot_slots8(w)?;
+        let mut zero = _mm256_setzero_ps();
+        for &weight in w {
+            zero = _mm256_or_ps(
+                zero,
+                _mm256_cmp_ps::<_CMP_EQ_OQ>(weight, _mm256_setzero_ps()),
+            );
+        }
+        let zero_weights = _mm256_movemask_ps(zero) != 0;
+        let dual_quats = block.dual_quats.as_ptr().cast::<f32>();
+        let table = block.pivot_sign_masks.as_ptr();
+        let mut count = _mm256_setzero_si256();
+        let mut rows = [_mm256_setzero_ps(); LANES];
+        for (l, row) in rows.iter_mut().enumerate() {
+            let vertex_joints = &joints8[K * l..K * (l + 1)];
+            // A slot below K (`pivot_slots8` chose it); the mask only lets the compiler see it.
+            let pivot = usize::from(vertex_joints[pivot_slots.get(l) & (K - 1)]);
+            // SAFETY: `pivot` is a joint inside the palette, so its row is inside the table;
+            // each call reads four weights and four joints of this vertex (K is 4 or 8), and
+            // every joint is inside the palette and its row.
+            let signs = table.add(pivot * joints);
+            let weights = weights8.as_ptr().add(K * l);
+            let mut blend = _mm256_setzero_ps();
+            for group in 0..K / 4 {
+                blend = blend4_signed(
+                    blend,
+                    weights.add(4 * group),
+                    vertex_joints.as_ptr().add(4 * group),
+                    signs,
+                    dual_quats,
+                    &mut count,
+                );
+            }
+            *row = blend;
+        }
+        let counted = _mm_cvtsi128_si64(_mm256_castsi256_si128(count)) as u64;
+        let mut flips = ((counted & (u64::MAX >> 1)) >> 31) as usize;
+        if zero_weights {
+            for l in 0..LANES {
+                let vertex_joints = &joints8[K * l..K * (l + 1)];
+                let pivot = usize::from(vertex_joints[pivot_slots.get(l) & (K - 1)]);
+                for (&joint, &weight) in vertex_joints.iter().zip(&weights8[K * l..K * (l + 1)]) {
+                    if weight == 0.0 {
+                        let mask = block.pivot_sign_masks[pivot * joints + usize::from(joint)];
+                        flips -= (mask >> 31) as usize;
+                    }
+                }
+            }
+        }
+        Some((transpose8(rows), flips))
+    }
+}
+
+/// `blend + Σₛ (weights[s] with its sign bit xor signs[joints[s]]) · dual_quats[joints[s]]`
+/// over four influences, one 32-byte dual quaternion per influence, as one `asm!` block: per
+/// influence a joint load, two broadcasts (the weight, the sign mask), an xor and a multiply-add
+/// reading the dual quaternion through a register alone (see `lanes::blend4_entries`). Adds
+/// each sign mask to `count` in 64-bit lanes ([`blend_signed_table8`]).
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; `weights` and `joints` are valid for reading four elements, every
+/// joint `j` among them indexes `signs` (`signs[j]` readable) and `dual_quats` (8 f32s at `8 j`).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn blend4_signed(
+    blend: __m256,
+    weights: *const f32,
+    joints: *const u16,
+    signs: *const u32,
+    dual_quats: *const f32,
+    count: &mut __m256i,
+) -> __m256 {
+    let mut blend = blend;
+    // SAFETY: the caller guarantees the reads; the block reads memory and writes registers only.
+    unsafe {
+        std::arch::asm!(
+            "movzx {j:e}, word ptr [{joints}]",
+            "vbroadcastss {w}, dword ptr [{weights}]",
+            "vbroadcastss {sign}, dword ptr [{signs} + 4*{j}]",
+            "shl {j:e}, 5",
+            "add {j}, {dual_quats}",
+            "vxorps {w}, {w}, {sign}",
+            "vpaddq {count}, {count}, {sign}",
+            "vfmadd231ps {blend}, {w}, ymmword ptr [{j}]",
+            "movzx {j:e}, word ptr [{joints} + 2]",
+            "vbroadcastss {w}, dword ptr [{weights} + 4]",
+            "vbroadcastss {sign}, dword ptr [{signs} + 4*{j}]",
+            "shl {j:e}, 5",
+            "add {j}, {dual_quats}",
+            "vxorps {w}, {w}, {sign}",
+            "vpaddq {count}, {count}, {sign}",
+            "vfmadd231ps {blend}, {w}, ymmword ptr [{j}]",
+            "movzx {j:e}, word ptr [{joints} + 4]",
+            "vbroadcastss {w}, dword ptr [{weights} + 8]",
+            "vbroadcastss {sign}, dword ptr [{signs} + 4*{j}]",
+            "shl {j:e}, 5",
+            "add {j}, {dual_quats}",
+            "vxorps {w}, {w}, {sign}",
+            "vpaddq {count}, {count}, {sign}",
+            "vfmadd231ps {blend}, {w}, ymmword ptr [{j}]",
+            "movzx {j:e}, word ptr [{joints} + 6]",
+            "vbroadcastss {w}, dword ptr [{weights} + 12]",
+            "vbroadcastss {sign}, dword ptr [{signs} + 4*{j}]",
+            "shl {j:e}, 5",
+            "add {j}, {dual_quats}",
+            "vxorps {w}, {w}, {sign}",
+            "vpaddq {count}, {count}, {sign}",
+            "vfmadd231ps {blend}, {w}, ymmword ptr [{j}]",
+            weights = in(reg) weights,
+            joints = in(reg) joints,
+            signs = in(reg) signs,
+            dual_quats = in(reg) dual_quats,
+            j = out(reg) _,
+            w = out(ymm_reg) _,
+            sign = out(ymm_reg) _,
+            blend = inout(ymm_reg) blend,
+            count = inout(ymm_reg) *count,
+            options(pure, readonly, nostack),
+        );
+    }
+    blend
+}
+
 /// The sum of the eight lanes of `counts`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
@@ -303,6 +500,16 @@ fn lane_sum(counts: __m256i) -> usize {
 /// One u32 per vertex of a block, for reading a vector back lane by lane.
 #[repr(C, align(32))]
 struct Lanes([u32; LANES]);
+
+impl Lanes {
+    /// Lane `l`, as one scalar load (volatile: the compiler would otherwise extract it from the
+    /// vector that wrote it, with shuffles).
+    #[inline(always)]
+    fn get(&self, l: usize) -> usize {
+        // SAFETY: a reference's address, valid and aligned for reading a u32.
+        unsafe { std::ptr::from_ref(&self.0[l]).read_volatile() as usize }
+    }
+}
 
 /// The real and the dual parts of slot `s`, as two [`slot4x8`] would give them, reading each
 /// offset once.

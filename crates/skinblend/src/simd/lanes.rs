@@ -51,6 +51,9 @@ pub(super) struct Block<'a> {
     pub(super) dual_quats: &'a [DualQuat],
     /// DQS and CoR: whether each joint is rigid.
     pub(super) rigid: &'a [bool],
+    /// DQS and CoR: the palette's pivot sign table (`PreparedPalette::pivot_sign_masks`; rows
+    /// of `dual_quats.len()` entries), or empty.
+    pub(super) pivot_sign_masks: &'a [u32],
     /// Divide the weights by their sum (LBS and CoR's center blend; DQS normalizes anyway).
     pub(super) renormalize: bool,
     /// The palette's largest 3x3 column length ([`PreparedPalette`]'s bound for LBS's singular
@@ -86,6 +89,7 @@ impl<'a> Block<'a> {
             linear: palette.linear_matrices(),
             dual_quats: &palette.dual_quats,
             rigid: &palette.rigid,
+            pivot_sign_masks: &palette.pivot_sign_masks,
             renormalize,
             largest_column_length: palette.largest_column_length,
         }

@@ -7,8 +7,11 @@
 //! its vertices' 3x4s one vertex at a time in 256-bit registers (the columns two at a time) and
 //! transposes the eight blends so that each register holds one component of all eight
 //! vertices; the sign-aligned dual quaternion blend of DQS and CoR works on all eight vertices
-//! at once, slot by slot, from rows of 16-byte halves transposed inside the halves (with 4 or 8
-//! influences; other counts blend one vertex at a time and transpose). The rest is eight-wide.
+//! at once, slot by slot, from rows of 16-byte halves transposed inside the halves (two to
+//! eight influences), except that DQS with four or eight influences and a palette of at most
+//! 128 joints blends each vertex in one register, each influence's sign read from the
+//! palette's pivot sign table, and transposes the eight blends; one influence or more than
+//! eight blend one vertex at a time. The rest is eight-wide.
 //! The joints' palette offsets are widened and scaled eight at a time, once per block. A block the SIMD path cannot take whole (an unweighted vertex, a vertex
 //! on a non-rigid joint under DQS or CoR, a CoR vertex without a center, a blend that cancels to
 //! zero) and the last `len % 8` vertices go to the scalar kernel, so every such case has one
