@@ -55,12 +55,7 @@ pub(super) unsafe fn blend8<const K: usize, const R: bool, const D: bool>(
         let (joints8, weights8) = block.influences8::<K>(base);
         for (l, row) in rows.iter_mut().enumerate() {
             let (joints, weights) = (&joints8[l * k..(l + 1) * k], &weights8[l * k..(l + 1) * k]);
-            if !R
-                && joints
-                    .iter()
-                    .zip(weights)
-                    .any(|(&j, &w)| w > 0.0 && !block.rigid[usize::from(j)])
-            {
+            if !R && on_non_rigid_joint(block, joints, weights) {
                 return None;
             }
             *row = {
@@ -79,6 +74,16 @@ pub(super) unsafe fn blend8<const K: usize, const R: bool, const D: bool>(
         let flips = counts.iter().sum::<i32>() as usize;
         Some((transpose8(rows), flips))
     }
+}
+
+/// Whether any of these influences puts a non-zero weight on a non-rigid joint (its vertex then
+/// goes to the scalar kernel, which has the one definition of the residual blend).
+#[inline(always)]
+fn on_non_rigid_joint(block: &Block<'_>, joints: &[u16], weights: &[f32]) -> bool {
+    joints
+        .iter()
+        .zip(weights)
+        .any(|(&j, &w)| w > 0.0 && !block.rigid[usize::from(j)])
 }
 
 /// Loads joint `joint`'s dual quaternion as `real | dual`.
@@ -157,12 +162,7 @@ unsafe fn blend_slots8<const K: usize, const R: bool, const D: bool>(
     assert!((2..=8).contains(&k));
     let (joints8, weights8) = block.influences8::<K>(base);
     let (joints8, weights8) = (&joints8[..k * LANES], &weights8[..k * LANES]);
-    if !R
-        && joints8
-            .iter()
-            .zip(weights8)
-            .any(|(&j, &w)| w > 0.0 && !block.rigid[usize::from(j)])
-    {
+    if !R && on_non_rigid_joint(block, joints8, weights8) {
         return None;
     }
     // SAFETY (whole body): the caller guarantees AVX2 and FMA; the pointer reads are justified
@@ -346,12 +346,7 @@ unsafe fn blend_signed_table8<const K: usize, const R: bool>(
     assert!(K == 4 || K == 8);
     let (joints8, weights8) = block.influences8::<K>(base);
     let (joints8, weights8) = (&joints8[..K * LANES], &weights8[..K * LANES]);
-    if !R
-        && joints8
-            .iter()
-            .zip(weights8)
-            .any(|(&j, &w)| w > 0.0 && !block.rigid[usize::from(j)])
-    {
+    if !R && on_non_rigid_joint(block, joints8, weights8) {
         return None;
     }
     let joints = block.dual_quats.len();
