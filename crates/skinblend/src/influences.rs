@@ -2,6 +2,31 @@
 
 use crate::SkinError;
 
+/// Weights that sum to less than this (the smallest normal f32) leave a vertex unweighted:
+/// `1 / sum` would overflow to infinity for a subnormal sum (and a GPU flushes such a sum to
+/// zero anyway), so the vertex passes through unchanged and is counted, on every backend.
+pub(crate) const MIN_WEIGHT_SUM: f32 = f32::MIN_POSITIVE;
+
+/// The DQS pivot of a vertex: the slot of its heaviest influence, the lowest slot on ties (`>`),
+/// so the sign choice does not depend on the order the influences arrived in. Branch-free: with
+/// real weights which slot is heaviest is a coin toss per vertex, which a branch per slot would
+/// mispredict (SIMD DQS with three influences, where this runs per vertex: 1.55–1.78× with the
+/// branches gone, CoR 1.56×, two influences unchanged; `tools/ozz-compare/ab.py`, docs/bench.md).
+#[inline(always)]
+pub(crate) fn pivot_slot(weights: &[f32]) -> usize {
+    let mut pivot = 0;
+    let mut heaviest = weights.first().copied().unwrap_or(0.0);
+    for (slot, &weight) in weights.iter().enumerate().skip(1) {
+        // All ones where this slot is heavier: a mask, not a branch (`select_unpredictable`
+        // needs Rust 1.88, above this crate's MSRV).
+        let heavier = usize::from(weight > heaviest).wrapping_neg();
+        pivot = (slot & heavier) | (pivot & !heavier);
+        // Weights are finite (checked by `Influences`): `max` is the heavier one.
+        heaviest = heaviest.max(weight);
+    }
+    pivot
+}
+
 /// The largest joint count a `u16` joint index can address.
 const MAX_JOINTS: usize = u16::MAX as usize + 1;
 
@@ -12,13 +37,50 @@ const MAX_JOINTS: usize = u16::MAX as usize + 1;
 /// below the joint count, every weight is finite and non-negative. Weights need not sum to one:
 /// the skinning options decide whether to renormalize, and a vertex whose weights sum to zero is
 /// passed through unchanged and counted. A zero-weight slot is ignored, but its joint index must
-/// still be in range.
+/// still be in range. With two to eight slots per vertex, construction also records each
+/// vertex's DQS pivot (its heaviest slot) in one byte per vertex, which the SIMD kernels read
+/// instead of comparing the weights every frame.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Influences {
     influences_per_vertex: usize,
     joint_count: usize,
     joints: Vec<u16>,
     weights: Vec<f32>,
+    /// One byte per vertex for two to eight influences per vertex (else empty), derived from
+    /// `weights` ([`vertex_pivots`]): the vertex's DQS pivot slot ([`pivot_slot`]) and two
+    /// flags, read by the SIMD DQS and CoR kernels instead of comparing weights every frame.
+    pivots: Vec<u8>,
+}
+
+/// The pivot slot's bits in a byte of [`Influences::pivots`].
+pub(crate) const PIVOT_SLOT_BITS: u8 = 0b0000_0111;
+/// Set in a byte of [`Influences::pivots`] when the vertex has a zero weight (`+0` or `-0`).
+pub(crate) const PIVOT_HAS_ZERO_WEIGHT: u8 = 0b0100_0000;
+/// Set in a byte of [`Influences::pivots`] when the vertex's largest weight is below
+/// [`MIN_WEIGHT_SUM`] (every weight tiny: the scalar kernel decides whether it is unweighted).
+pub(crate) const PIVOT_LIGHT: u8 = 0b1000_0000;
+
+/// The bytes of [`Influences::pivots`] for `weights`, `k` per vertex: empty unless `k` is 2 to
+/// 8 (the SIMD kernels that read them); per vertex `pivot_slot | PIVOT_HAS_ZERO_WEIGHT |
+/// PIVOT_LIGHT` as they apply.
+fn vertex_pivots(k: usize, weights: &[f32]) -> Vec<u8> {
+    if !(2..=8).contains(&k) {
+        return Vec::new();
+    }
+    weights
+        .chunks_exact(k)
+        .map(|vertex| {
+            let slot = pivot_slot(vertex);
+            let mut byte = slot as u8;
+            if vertex.contains(&0.0) {
+                byte |= PIVOT_HAS_ZERO_WEIGHT;
+            }
+            if vertex[slot] < MIN_WEIGHT_SUM {
+                byte |= PIVOT_LIGHT;
+            }
+            byte
+        })
+        .collect()
 }
 
 /// What [`Influences::from_lists`] changed to make per-vertex lists fit `k` slots.
@@ -92,6 +154,7 @@ impl Influences {
         Ok(Self {
             influences_per_vertex: k,
             joint_count,
+            pivots: vertex_pivots(k, &weights),
             joints,
             weights,
         })
@@ -201,6 +264,7 @@ impl Influences {
         let influences = Self {
             influences_per_vertex: k,
             joint_count,
+            pivots: vertex_pivots(k, &weights),
             joints,
             weights,
         };
@@ -237,6 +301,12 @@ impl Influences {
         &self.weights
     }
 
+    /// One byte per vertex (two to eight influences per vertex, else empty): the DQS pivot slot
+    /// (`& PIVOT_SLOT_BITS`) and the flags [`PIVOT_HAS_ZERO_WEIGHT`] and [`PIVOT_LIGHT`].
+    pub(crate) fn pivots(&self) -> &[u8] {
+        &self.pivots
+    }
+
     /// The `k` joint indices and weights of one vertex, or `None` past the end.
     #[must_use]
     pub fn vertex(&self, vertex: usize) -> Option<(&[u16], &[f32])> {
@@ -254,4 +324,62 @@ fn check_joint_count(joint_count: usize) -> Result<(), SkinError> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each vertex's pivot byte: the slot `pivot_slot` picks, a zero weight (`+0` or `-0`)
+    /// flagged, a largest weight below `MIN_WEIGHT_SUM` flagged (subnormal weights whose sum is
+    /// normal included: the scalar kernel decides those), and no bytes outside two to eight
+    /// influences per vertex, where no SIMD kernel reads them.
+    #[test]
+    fn pivot_bytes_hold_slot_and_flags() {
+        let tiny = f32::MIN_POSITIVE / 2.0;
+        let weights = [
+            0.2, 0.5, 0.5, 0.1, //
+            0.0, 0.3, 0.2, 0.3, //
+            0.4, 0.3, 0.3, -0.0, //
+            tiny, tiny, tiny, tiny, //
+            0.0, 0.0, 0.0, 0.0, //
+        ];
+        let influences = Influences::new(4, vec![0; weights.len()], weights.to_vec(), 1).unwrap();
+        assert_eq!(
+            influences.pivots(),
+            [
+                1,
+                1 | PIVOT_HAS_ZERO_WEIGHT,
+                PIVOT_HAS_ZERO_WEIGHT,
+                PIVOT_LIGHT,
+                PIVOT_HAS_ZERO_WEIGHT | PIVOT_LIGHT,
+            ]
+        );
+        let (lists, _) =
+            Influences::from_lists([vec![(0, 0.25), (1, 0.75)], vec![]], 2, 2).unwrap();
+        // `from_lists` puts the heaviest first.
+        assert_eq!(lists.pivots(), [0, PIVOT_HAS_ZERO_WEIGHT | PIVOT_LIGHT]);
+        for k in [1, 9] {
+            let influences = Influences::new(k, vec![0; 2 * k], vec![0.5; 2 * k], 1).unwrap();
+            assert!(influences.pivots().is_empty(), "k = {k}");
+        }
+    }
+
+    /// The heaviest slot, the lowest one on ties, whatever the slots before and after it hold.
+    #[test]
+    fn pivot_is_the_heaviest_slot_and_the_lowest_on_ties() {
+        for (weights, pivot) in [
+            (&[][..], 0),
+            (&[0.7][..], 0),
+            (&[0.1, 0.1][..], 0),
+            (&[0.2, 0.5, 0.5, 0.1][..], 1),
+            (&[0.0, 0.3, 0.2, 0.3][..], 1),
+            (&[0.1, 0.2, 0.3, 0.4][..], 3),
+            (&[0.4, 0.3, 0.2, 0.1][..], 0),
+            (&[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1e-30][..], 7),
+            (&[0.25, 0.25, 0.25, 0.25, 0.0, 0.0, 0.0][..], 0),
+        ] {
+            assert_eq!(pivot_slot(weights), pivot, "{weights:?}");
+        }
+    }
 }

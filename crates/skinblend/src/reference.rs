@@ -8,6 +8,7 @@
 
 use glam::{Affine3A, Mat3A, Vec3, Vec3A};
 
+use crate::influences::{pivot_slot, MIN_WEIGHT_SUM};
 use crate::palette::PreparedPalette;
 use crate::types::{Diagnostics, Method, SkinInput, SkinOutputs};
 use crate::DualQuat;
@@ -114,31 +115,6 @@ fn run<B: Blend>(
         }
     }
     diagnostics
-}
-
-/// Weights that sum to less than this (the smallest normal f32) leave a vertex unweighted:
-/// `1 / sum` would overflow to infinity for a subnormal sum (and a GPU flushes such a sum to
-/// zero anyway), so the vertex passes through unchanged and is counted, on every backend.
-pub(crate) const MIN_WEIGHT_SUM: f32 = f32::MIN_POSITIVE;
-
-/// The DQS pivot of a vertex: the slot of its heaviest influence, the lowest slot on ties (`>`),
-/// so the sign choice does not depend on the order the influences arrived in. Branch-free: with
-/// real weights which slot is heaviest is a coin toss per vertex, which a branch per slot would
-/// mispredict (SIMD DQS with three influences, where this runs per vertex: 1.55–1.78× with the
-/// branches gone, CoR 1.56×, two influences unchanged; `tools/ozz-compare/ab.py`, docs/bench.md).
-#[inline(always)]
-pub(crate) fn pivot_slot(weights: &[f32]) -> usize {
-    let mut pivot = 0;
-    let mut heaviest = weights.first().copied().unwrap_or(0.0);
-    for (slot, &weight) in weights.iter().enumerate().skip(1) {
-        // All ones where this slot is heavier: a mask, not a branch (`select_unpredictable`
-        // needs Rust 1.88, above this crate's MSRV).
-        let heavier = usize::from(weight > heaviest).wrapping_neg();
-        pivot = (slot & heavier) | (pivot & !heavier);
-        // Weights are finite (checked by `Influences`): `max` is the heavier one.
-        heaviest = heaviest.max(weight);
-    }
-    pivot
 }
 
 /// The sum of the weights, and the factor that normalizes them (1 when not renormalizing), or
@@ -382,28 +358,5 @@ impl Blend for CenterOfRotation {
     #[inline]
     fn tangent(&self, t: Vec3) -> (Vec3, bool) {
         self.0.tangent(t)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::pivot_slot;
-
-    /// The heaviest slot, the lowest one on ties, whatever the slots before and after it hold.
-    #[test]
-    fn pivot_is_the_heaviest_slot_and_the_lowest_on_ties() {
-        for (weights, pivot) in [
-            (&[][..], 0),
-            (&[0.7][..], 0),
-            (&[0.1, 0.1][..], 0),
-            (&[0.2, 0.5, 0.5, 0.1][..], 1),
-            (&[0.0, 0.3, 0.2, 0.3][..], 1),
-            (&[0.1, 0.2, 0.3, 0.4][..], 3),
-            (&[0.4, 0.3, 0.2, 0.1][..], 0),
-            (&[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1e-30][..], 7),
-            (&[0.25, 0.25, 0.25, 0.25, 0.0, 0.0, 0.0][..], 0),
-        ] {
-            assert_eq!(pivot_slot(weights), pivot, "{weights:?}");
-        }
     }
 }

@@ -7,7 +7,9 @@ use super::lanes::{
     normalize8_or, store3x8, store_tangents8, transpose4_in_halves, transpose8, Block,
     JointOffsets, LANES,
 };
-use crate::reference::{pivot_slot, MIN_WEIGHT_SUM};
+use crate::influences::{
+    pivot_slot, MIN_WEIGHT_SUM, PIVOT_HAS_ZERO_WEIGHT, PIVOT_LIGHT, PIVOT_SLOT_BITS,
+};
 use crate::types::{Diagnostics, SkinOutputs};
 
 /// The sign-aligned blends `Σ ±wᵢ dqᵢ` of vertices `base .. base + 8` (not normalized), one
@@ -144,8 +146,8 @@ fn blend_any(
 /// (for four or eight influences; other counts gather each slot's eight weights with one
 /// `vgatherdps`: against [`blend_any`] vertex by vertex, DQS with three influences 1.57–1.83×,
 /// two 1.21–1.42×, CoR with three 1.36–1.50×, `tools/ozz-compare/ab.py`, docs/bench.md).
-/// The pivot (the lowest slot holding the largest weight) is chosen by a running strict
-/// comparison, as the scalar kernel's; each slot's real part is dotted with the pivot's as
+/// The pivot (the lowest slot holding the largest weight) is read from `Influences::pivots`
+/// ([`block_pivots`], the scalar kernel's rule applied once at construction); each slot's real part is dotted with the pivot's as
 /// `(x·x' + z·z') + (y·y' + w·w')`, glam's grouping of `Quat::dot`, so that the sign test
 /// decides as the scalar one does; the weight is negated where the dot is negative and the
 /// slot is added with one multiply-add per component. `D = false` (CoR, which needs only the
@@ -172,24 +174,14 @@ unsafe fn blend_slots8<const K: usize, const R: bool, const D: bool>(
         // A `DualQuat` is 8 f32s.
         let mut offsets = JointOffsets::new();
         offsets.fill::<3>(joints8);
+        let (pivots, _) = block_pivots(block, base)?;
         let slot_weights = slot_weights8::<K>(weights8, k);
         let w = &slot_weights[..k];
-        let pivot_slots = pivot_slots8(w)?;
         // The pivots' real parts, as `slot4x8` loads a slot's.
         let pivot = {
             let mut rows = [_mm256_setzero_ps(); 4];
             for (l, row) in rows.iter_mut().enumerate() {
-                let offset = |v: usize| {
-                    let slot = pivot_slots.get(v);
-                    // A slot below k (the blend above chose it); the mask or the minimum only
-                    // lets the compiler see the bound.
-                    let slot = if K == 4 || K == 8 {
-                        slot & (K - 1)
-                    } else {
-                        slot.min(k - 1)
-                    };
-                    offsets.get(v * k + slot)
-                };
+                let offset = |v: usize| offsets.get(v * k + pivot_slot_of::<K>(pivots[v], k));
                 // SAFETY: as in `slot4x8` (the 8 k offsets are filled); the pivot is one of the
                 // vertex's joints.
                 *row = load_entry_halves::<0>(dual_quats, offset(l), offset(l + 4));
@@ -285,38 +277,36 @@ unsafe fn slot_weights8<const K: usize>(weights8: &[f32], k: usize) -> [__m256; 
     }
 }
 
-/// The pivot of each vertex of a block from its slot weights `w` ([`slot_weights8`]): the
-/// lowest slot holding the largest weight (`>` keeps the first, as the scalar kernel's), or
-/// `None` where a vertex's largest weight is below `MIN_WEIGHT_SUM`. Weights are non-negative,
-/// so a largest weight of at least `MIN_WEIGHT_SUM` proves the sum is too; where it is not
-/// (every weight tiny), the block goes to the scalar kernel, which decides exactly.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn pivot_slots8(w: &[__m256]) -> Option<Lanes> {
-    let mut heaviest = w[0];
-    let mut pivot_slot = _mm256_setzero_ps();
-    for (s, &weight) in w.iter().enumerate().skip(1) {
-        let heavier = _mm256_cmp_ps::<_CMP_GT_OQ>(weight, heaviest);
-        heaviest = _mm256_max_ps(weight, heaviest);
-        let slot = _mm256_castsi256_ps(_mm256_set1_epi32(s as i32));
-        pivot_slot = _mm256_blendv_ps(pivot_slot, slot, heavier);
-    }
-    if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
-        heaviest,
-        _mm256_set1_ps(MIN_WEIGHT_SUM),
-    )) {
+/// The pivot bytes of vertices `base .. base + 8` (`Influences::pivots`: each vertex's pivot
+/// slot, chosen at construction by the scalar kernel's rule, and its flags), and whether one of
+/// them has a zero weight; `None` where one has its largest weight below `MIN_WEIGHT_SUM` (the
+/// block then goes to the scalar kernel, which decides exactly whether it is unweighted).
+/// Weights are non-negative, so a largest weight of at least `MIN_WEIGHT_SUM` proves the sum is
+/// too. Two to eight influences per vertex (`block.pivots` is empty otherwise).
+#[inline(always)]
+fn block_pivots(block: &Block<'_>, base: usize) -> Option<([u8; LANES], bool)> {
+    let bytes: [u8; LANES] = block.pivots[base..base + LANES]
+        .try_into()
+        .expect("eight bytes");
+    let word = u64::from_le_bytes(bytes);
+    let every_lane = |flag: u8| u64::from_le_bytes([flag; LANES]);
+    if word & every_lane(PIVOT_LIGHT) != 0 {
         return None;
     }
-    let mut pivot_slots = Lanes([0; LANES]);
-    // SAFETY: 32 writable bytes, 32-byte aligned. Volatile: one vector store, read back lane by
-    // lane ([`Lanes::get`]; the compiler would otherwise extract the lanes with shuffles).
-    unsafe {
-        std::ptr::write_volatile(
-            pivot_slots.0.as_mut_ptr().cast::<__m256i>(),
-            _mm256_castps_si256(pivot_slot),
-        );
+    Some((bytes, word & every_lane(PIVOT_HAS_ZERO_WEIGHT) != 0))
+}
+
+/// Slot of a pivot byte (`Influences::pivots`), below `k` (`K`, or for `K = 0` the block's
+/// count): the mask, or for counts other than 4 and 8 the minimum, only lets the compiler see
+/// the bound.
+#[inline(always)]
+fn pivot_slot_of<const K: usize>(byte: u8, k: usize) -> usize {
+    let slot = usize::from(byte & PIVOT_SLOT_BITS);
+    if K == 4 || K == 8 {
+        slot & (K - 1)
+    } else {
+        slot.min(k - 1)
     }
-    Some(pivot_slots)
 }
 
 /// [`blend8`] of DQS (real and dual parts) for four or eight influences per vertex with the
@@ -325,7 +315,7 @@ fn pivot_slots8(w: &[__m256]) -> Option<Lanes> {
 /// one influence at a time, its weight's sign bit flipped by the entry of its joint in the row
 /// of the vertex's pivot joint ([`blend4_signed`]), instead of the slot-by-slot blend's dot of
 /// every influence with the pivot; then the eight blends transposed. The same decisions as
-/// the scalar kernel (the table holds its sign test, the pivot is [`pivot_slots8`]'s), so the
+/// the scalar kernel (the table holds its sign test, the pivot is [`block_pivots`]'), so the
 /// same flips and results up to f32 rounding. Against the slot-by-slot blend, DQS with normals
 /// 1.14–1.15× (four influences, 10k vertices), 1.14–1.16× (100k), 1.19× (eight influences)
 /// (`tools/ozz-compare/ab.py`, bests and medians; docs/bench.md). CoR, which needs the real
@@ -354,25 +344,14 @@ unsafe fn blend_signed_table8<const K: usize, const R: bool>(
     // SAFETY (whole body): the caller guarantees AVX2 and FMA; the pointer reads are justified
     // where they are.
     unsafe {
-        let slot_weights = slot_weights8::<K>(weights8, K);
-        let w = &slot_weights[..K];
-        let pivot_slots = pivot_slots8(w)?;
-        let mut zero = _mm256_setzero_ps();
-        for &weight in w {
-            zero = _mm256_or_ps(
-                zero,
-                _mm256_cmp_ps::<_CMP_EQ_OQ>(weight, _mm256_setzero_ps()),
-            );
-        }
-        let zero_weights = _mm256_movemask_ps(zero) != 0;
+        let (pivots, zero_weights) = block_pivots(block, base)?;
         let dual_quats = block.dual_quats.as_ptr().cast::<f32>();
         let table = block.pivot_sign_masks.as_ptr();
         let mut count = _mm256_setzero_si256();
         let mut rows = [_mm256_setzero_ps(); LANES];
         for (l, row) in rows.iter_mut().enumerate() {
             let vertex_joints = &joints8[K * l..K * (l + 1)];
-            // A slot below K (`pivot_slots8` chose it); the mask only lets the compiler see it.
-            let pivot = usize::from(vertex_joints[pivot_slots.get(l) & (K - 1)]);
+            let pivot = usize::from(vertex_joints[pivot_slot_of::<K>(pivots[l], K)]);
             // SAFETY: `pivot` is a joint inside the palette, so its row is inside the table;
             // each call reads four weights and four joints of this vertex (K is 4 or 8), and
             // every joint is inside the palette and its row.
@@ -396,7 +375,7 @@ unsafe fn blend_signed_table8<const K: usize, const R: bool>(
         if zero_weights {
             for l in 0..LANES {
                 let vertex_joints = &joints8[K * l..K * (l + 1)];
-                let pivot = usize::from(vertex_joints[pivot_slots.get(l) & (K - 1)]);
+                let pivot = usize::from(vertex_joints[pivot_slot_of::<K>(pivots[l], K)]);
                 for (&joint, &weight) in vertex_joints.iter().zip(&weights8[K * l..K * (l + 1)]) {
                     if weight == 0.0 {
                         let mask = block.pivot_sign_masks[pivot * joints + usize::from(joint)];
@@ -490,20 +469,6 @@ fn lane_sum(counts: __m256i) -> usize {
     let two = _mm_add_epi32(four, _mm_unpackhi_epi64(four, four));
     let one = _mm_add_epi32(two, _mm_shuffle_epi32::<1>(two));
     _mm_cvtsi128_si32(one) as usize
-}
-
-/// One u32 per vertex of a block, for reading a vector back lane by lane.
-#[repr(C, align(32))]
-struct Lanes([u32; LANES]);
-
-impl Lanes {
-    /// Lane `l`, as one scalar load (volatile: the compiler would otherwise extract it from the
-    /// vector that wrote it, with shuffles).
-    #[inline(always)]
-    fn get(&self, l: usize) -> usize {
-        // SAFETY: a reference's address, valid and aligned for reading a u32.
-        unsafe { std::ptr::from_ref(&self.0[l]).read_volatile() as usize }
-    }
 }
 
 /// The real and the dual parts of slot `s`, as two [`slot4x8`] would give them, reading each

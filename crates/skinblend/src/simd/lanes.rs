@@ -40,6 +40,9 @@ pub(super) struct Block<'a> {
     k: usize,
     pub(super) joints: &'a [u16],
     pub(super) weights: &'a [f32],
+    /// The range's bytes of `Influences::pivots` (empty unless two to eight influences per
+    /// vertex).
+    pub(super) pivots: &'a [u8],
     pub(super) positions: &'a [Vec3],
     pub(super) normals: Option<&'a [Vec3]>,
     pub(super) tangents: Option<&'a [Vec4]>,
@@ -82,6 +85,10 @@ impl<'a> Block<'a> {
             k,
             joints: &influences.joints()[vertices.start * k..vertices.end * k],
             weights: &influences.weights()[vertices.start * k..vertices.end * k],
+            pivots: influences
+                .pivots()
+                .get(vertices.clone())
+                .unwrap_or_default(),
             positions: &input.positions()[vertices.clone()],
             normals: input.normals().map(|n| &n[vertices.clone()]),
             tangents: input.tangents().map(|t| &t[vertices.clone()]),

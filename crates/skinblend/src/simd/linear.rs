@@ -10,7 +10,8 @@ use super::lanes::{
     abs8, all8, blend4_entries, cross8, dot8, load3x8, load_tangents8, normalize8_or, scale8,
     store3x8, store_tangents8, transpose4_in_halves, transpose8, Block, JointOffsets, LANES,
 };
-use crate::reference::{MIN_WEIGHT_SUM, SINGULAR_RELATIVE};
+use crate::influences::MIN_WEIGHT_SUM;
+use crate::reference::SINGULAR_RELATIVE;
 use crate::types::{Diagnostics, SkinOutputs};
 
 /// The blended 3x4s of eight vertices, one component of all eight per register.
