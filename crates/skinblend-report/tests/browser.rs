@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use skinblend_report::html::{Block, Page, Section};
@@ -45,10 +46,15 @@ fn browser_or_skip() -> Option<PathBuf> {
 
 /// Runs headless Chromium on `page` with `extra` arguments; returns its standard output.
 fn run_browser(browser: &Path, page: &Path, extra: &[String]) -> String {
+    // One profile per browser run: the tests run on parallel threads of one process, and three
+    // of them pass one extra argument, so a profile named by the process and the argument count
+    // was shared, and one test's cleanup could delete it under another's Chromium (the likely
+    // cause of a CI failure seen once: SIGTRAP after "Zygote could not fork").
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
     let profile = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "chromium-profile-{}-{}",
         std::process::id(),
-        extra.len()
+        RUNS.fetch_add(1, Ordering::Relaxed)
     ));
     let _ = std::fs::remove_dir_all(&profile);
     std::fs::create_dir_all(&profile).expect("profile dir");
