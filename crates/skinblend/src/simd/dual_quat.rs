@@ -147,9 +147,9 @@ fn blend_any(
 /// `vgatherdps`: against [`blend_any`] vertex by vertex, DQS with three influences 1.57–1.83×,
 /// two 1.21–1.42×, CoR with three 1.36–1.50×, `tools/ozz-compare/ab.py`, docs/bench.md).
 /// The pivot (the lowest slot holding the largest weight) is read from `Influences::pivots`
-/// ([`block_pivots`], the scalar kernel's rule applied once at construction); each slot's real part is dotted with the pivot's as
-/// `(x·x' + z·z') + (y·y' + w·w')`, glam's grouping of `Quat::dot`, so that the sign test
-/// decides as the scalar one does; the weight is negated where the dot is negative and the
+/// ([`block_pivots`], the scalar kernel's rule applied once at construction); each slot's real
+/// part is dotted with the pivot's as `(x·x' + z·z') + (y·y' + w·w')`, glam's grouping of
+/// `Quat::dot`, so that the sign test decides as the scalar one does; the weight is negated where the dot is negative and the
 /// slot is added with one multiply-add per component. `D = false` (CoR, which needs only the
 /// rotation) skips the dual parts and leaves them zero.
 ///
@@ -311,10 +311,10 @@ fn pivot_slot_of<const K: usize>(byte: u8, k: usize) -> usize {
 
 /// [`blend8`] of DQS (real and dual parts) for four or eight influences per vertex with the
 /// palette's pivot sign table (`Block::pivot_sign_masks`, not empty): each vertex's blend in
-/// one register `real | dual`,
-/// one influence at a time, its weight's sign bit flipped by the entry of its joint in the row
-/// of the vertex's pivot joint ([`blend4_signed`]), instead of the slot-by-slot blend's dot of
-/// every influence with the pivot; then the eight blends transposed. The same decisions as
+/// one register `real | dual`, one influence at a time, its weight's sign bit flipped by the
+/// entry of its joint in the row of the vertex's pivot joint ([`blend4_signed`]), instead of
+/// the slot-by-slot blend's dot of every influence with the pivot; then the eight blends
+/// transposed. The same decisions as
 /// the scalar kernel (the table holds its sign test, the pivot is [`block_pivots`]'), so the
 /// same flips and results up to f32 rounding. Against the slot-by-slot blend, DQS with normals
 /// 1.14–1.15× (four influences, 10k vertices), 1.14–1.16× (100k), 1.19× (eight influences)
@@ -373,7 +373,7 @@ unsafe fn blend_signed_table8<const K: usize, const R: bool>(
         let counted = _mm_cvtsi128_si64(_mm256_castsi256_si128(count)) as u64;
         let mut flips = ((counted & (u64::MAX >> 1)) >> 31) as usize;
         if zero_weights {
-            for l in 0..LANES {
+            for l in (0..LANES).filter(|&l| pivots[l] & PIVOT_HAS_ZERO_WEIGHT != 0) {
                 let vertex_joints = &joints8[K * l..K * (l + 1)];
                 let pivot = usize::from(vertex_joints[pivot_slot_of::<K>(pivots[l], K)]);
                 for (&joint, &weight) in vertex_joints.iter().zip(&weights8[K * l..K * (l + 1)]) {
