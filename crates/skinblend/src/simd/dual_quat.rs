@@ -408,41 +408,33 @@ unsafe fn blend4_signed(
     count: &mut __m256i,
 ) -> __m256 {
     let mut blend = blend;
+    // One influence: its joint at byte `$joint` of `joints`, its weight at byte `$weight` of
+    // `weights`.
+    macro_rules! influence {
+        ($joint:literal, $weight:literal) => {
+            concat!(
+                "movzx {j:e}, word ptr [{joints} + ",
+                $joint,
+                "]\n",
+                "vbroadcastss {w}, dword ptr [{weights} + ",
+                $weight,
+                "]\n",
+                "vbroadcastss {sign}, dword ptr [{signs} + 4*{j}]\n",
+                "shl {j:e}, 5\n",
+                "add {j}, {dual_quats}\n",
+                "vxorps {w}, {w}, {sign}\n",
+                "vpaddq {count}, {count}, {sign}\n",
+                "vfmadd231ps {blend}, {w}, ymmword ptr [{j}]",
+            )
+        };
+    }
     // SAFETY: the caller guarantees the reads; the block reads memory and writes registers only.
     unsafe {
         std::arch::asm!(
-            "movzx {j:e}, word ptr [{joints}]",
-            "vbroadcastss {w}, dword ptr [{weights}]",
-            "vbroadcastss {sign}, dword ptr [{signs} + 4*{j}]",
-            "shl {j:e}, 5",
-            "add {j}, {dual_quats}",
-            "vxorps {w}, {w}, {sign}",
-            "vpaddq {count}, {count}, {sign}",
-            "vfmadd231ps {blend}, {w}, ymmword ptr [{j}]",
-            "movzx {j:e}, word ptr [{joints} + 2]",
-            "vbroadcastss {w}, dword ptr [{weights} + 4]",
-            "vbroadcastss {sign}, dword ptr [{signs} + 4*{j}]",
-            "shl {j:e}, 5",
-            "add {j}, {dual_quats}",
-            "vxorps {w}, {w}, {sign}",
-            "vpaddq {count}, {count}, {sign}",
-            "vfmadd231ps {blend}, {w}, ymmword ptr [{j}]",
-            "movzx {j:e}, word ptr [{joints} + 4]",
-            "vbroadcastss {w}, dword ptr [{weights} + 8]",
-            "vbroadcastss {sign}, dword ptr [{signs} + 4*{j}]",
-            "shl {j:e}, 5",
-            "add {j}, {dual_quats}",
-            "vxorps {w}, {w}, {sign}",
-            "vpaddq {count}, {count}, {sign}",
-            "vfmadd231ps {blend}, {w}, ymmword ptr [{j}]",
-            "movzx {j:e}, word ptr [{joints} + 6]",
-            "vbroadcastss {w}, dword ptr [{weights} + 12]",
-            "vbroadcastss {sign}, dword ptr [{signs} + 4*{j}]",
-            "shl {j:e}, 5",
-            "add {j}, {dual_quats}",
-            "vxorps {w}, {w}, {sign}",
-            "vpaddq {count}, {count}, {sign}",
-            "vfmadd231ps {blend}, {w}, ymmword ptr [{j}]",
+            influence!("0", "0"),
+            influence!("2", "4"),
+            influence!("4", "8"),
+            influence!("6", "12"),
             weights = in(reg) weights,
             joints = in(reg) joints,
             signs = in(reg) signs,
