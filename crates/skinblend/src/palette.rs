@@ -210,6 +210,11 @@ pub struct PreparedPalette {
     /// with `pivot` as the vertex's pivot joint), else 0. The SIMD kernels read a vertex's
     /// signs from its pivot's row instead of dotting every influence with the pivot.
     pub(crate) pivot_sign_masks: Vec<u32>,
+    /// CoR with a pivot sign table (else empty): each joint's 3x4 of `linear` with its
+    /// rotation's quaternion (the real part of `dual_quats`) in the four padding lanes, `x`,
+    /// `y`, `z` in the columns' and `w` in the translation's ([`RotationLanes`]). The SIMD CoR
+    /// kernel blends both of its blends from this one cache line per influence.
+    pub(crate) linear_with_rotations: Vec<RotationLanes>,
     joint_count: usize,
     non_rigid_joints: usize,
 }
@@ -245,6 +250,38 @@ impl LineAligned {
                 .write(1.0);
         }
         aligned
+    }
+}
+
+/// One joint's 3x4 with its rotation in the padding lanes, on its own cache line
+/// (`PreparedPalette::linear_with_rotations`): f32s 0..16 are the `Affine3A`'s (columns x, y,
+/// z, translation, four lanes each) with lanes 3, 7, 11 and 15 holding the quaternion's x, y,
+/// z and w.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+pub(crate) struct RotationLanes(pub(crate) [f32; 16]);
+
+impl RotationLanes {
+    /// The padding lanes that hold the quaternion's x, y, z and w.
+    pub(crate) const QUATERNION_LANES: [usize; 4] = [3, 7, 11, TRANSLATION_PADDING_LANE];
+
+    fn new(matrix: &Affine3A, rotation: Quat) -> Self {
+        let mut lanes = [0.0; 16];
+        for (column, axis) in [
+            matrix.matrix3.x_axis,
+            matrix.matrix3.y_axis,
+            matrix.matrix3.z_axis,
+            matrix.translation,
+        ]
+        .iter()
+        .enumerate()
+        {
+            lanes[4 * column..4 * column + 3].copy_from_slice(&axis.to_array());
+        }
+        for (lane, value) in Self::QUATERNION_LANES.into_iter().zip(rotation.to_array()) {
+            lanes[lane] = value;
+        }
+        Self(lanes)
     }
 }
 
@@ -352,6 +389,7 @@ pub fn prepare(
         rigid: Vec::with_capacity(capacity(method.uses_rigid_split())),
         largest_column_length: 0.0,
         pivot_sign_masks: Vec::new(),
+        linear_with_rotations: Vec::new(),
         joint_count: 0,
         non_rigid_joints: 0,
     };
@@ -377,6 +415,7 @@ impl PreparedPalette {
         self.residuals.clear();
         self.rigid.clear();
         self.pivot_sign_masks.clear();
+        self.linear_with_rotations.clear();
         self.largest_column_length = 0.0;
         self.joint_count = 0;
         self.non_rigid_joints = 0;
@@ -415,6 +454,7 @@ impl PreparedPalette {
                 .filter(|matrix| !is_rigid_checked(matrix, tolerance))
                 .count();
         }
+        self.fill_linear_with_rotations();
         self.joint_count = palette.len();
         Ok(())
     }
@@ -441,6 +481,7 @@ impl PreparedPalette {
             rigid: Vec::new(),
             largest_column_length: 0.0,
             pivot_sign_masks: Vec::new(),
+            linear_with_rotations: Vec::new(),
             joint_count: dual_quats.len(),
             non_rigid_joints: 0,
         };
@@ -465,6 +506,7 @@ impl PreparedPalette {
         }
         prepared.largest_column_length = largest_column_length(prepared.linear_matrices());
         pivot_sign_masks_into(&prepared.dual_quats, &mut prepared.pivot_sign_masks);
+        prepared.fill_linear_with_rotations();
         Ok(prepared)
     }
 
@@ -484,6 +526,19 @@ impl PreparedPalette {
     #[must_use]
     pub fn joint_count(&self) -> usize {
         self.joint_count
+    }
+
+    /// Fills `linear_with_rotations` for a CoR palette with a pivot sign table (the SIMD CoR
+    /// kernel's path); leaves it empty otherwise.
+    fn fill_linear_with_rotations(&mut self) {
+        if self.spec.method == Method::CenterOfRotation && !self.pivot_sign_masks.is_empty() {
+            self.linear_with_rotations.extend(
+                self.linear
+                    .iter()
+                    .zip(&self.dual_quats)
+                    .map(|(matrix, dq)| RotationLanes::new(&matrix.0, dq.real)),
+            );
+        }
     }
 
     /// LBS and CoR: each joint's skin matrix as a 3x4 affine map (empty for DQS palettes).
@@ -646,6 +701,55 @@ mod tests {
 
     /// The SIMD kernels' 32-byte loads of a matrix's halves stay inside one cache line only
     /// if every matrix starts on one: prepared, updated and built from dual quaternions.
+    /// A CoR palette with a pivot sign table holds each joint's 3x4 with its rotation's
+    /// quaternion in the padding lanes (x, y, z in the columns', w in the translation's), on a
+    /// cache line, through `update`; other methods and CoR palettes without a table hold none.
+    #[test]
+    fn cor_palettes_carry_rotations_in_the_padding_lanes() {
+        let frame = |t: f32| -> Vec<Mat4> {
+            (0..9)
+                .map(|j| {
+                    let axis = Vec3::new(0.2 * j as f32, 1.0, -0.5).normalize();
+                    Mat4::from_rotation_translation(
+                        Quat::from_axis_angle(axis, t + 0.8 * j as f32),
+                        Vec3::new(j as f32, -t, 0.5),
+                    )
+                })
+                .collect()
+        };
+        let mut cor = prepare(&frame(0.3), None, Method::CenterOfRotation).unwrap();
+        for t in [0.3, 2.9] {
+            cor.update(&frame(t)).unwrap();
+            assert_eq!(cor.linear_with_rotations.len(), 9);
+            for ((entry, matrix), dq) in cor
+                .linear_with_rotations
+                .iter()
+                .zip(cor.linear_matrices())
+                .zip(&cor.dual_quats)
+            {
+                assert_eq!(std::ptr::from_ref(entry) as usize % 64, 0);
+                let columns = [
+                    matrix.matrix3.x_axis,
+                    matrix.matrix3.y_axis,
+                    matrix.matrix3.z_axis,
+                    matrix.translation,
+                ];
+                for (c, column) in columns.iter().enumerate() {
+                    assert_eq!(entry.0[4 * c..4 * c + 3], column.to_array());
+                }
+                let quaternion = RotationLanes::QUATERNION_LANES.map(|lane| entry.0[lane]);
+                assert_eq!(quaternion, dq.real.to_array());
+            }
+        }
+        for method in [Method::Linear, Method::DualQuaternion] {
+            let other = prepare(&frame(0.3), None, method).unwrap();
+            assert!(other.linear_with_rotations.is_empty(), "{method:?}");
+        }
+        let many = vec![Mat4::IDENTITY; PIVOT_SIGN_TABLE_MAX_JOINTS + 1];
+        let large = prepare(&many, None, Method::CenterOfRotation).unwrap();
+        assert!(large.linear_with_rotations.is_empty());
+    }
+
     #[test]
     fn linear_matrices_start_on_cache_lines() {
         let palette: Vec<Mat4> = (0..7)

@@ -2,9 +2,9 @@
 
 use std::arch::x86_64::*;
 
-use super::dual_quat::{self, Rotation8};
-use super::lanes::{all8, load3x8, Block};
-use super::linear;
+use super::dual_quat::{self, block_pivots, on_non_rigid_joint, pivot_slot_of, Rotation8};
+use super::lanes::{all8, load3x8, Block, LANES};
+use super::linear::{self, Linear8, RotationSigns};
 use crate::types::{Diagnostics, SkinOutputs};
 
 /// CoR of vertices `base .. base + 8`: the DQS blend's rotation `R` (normalized real part of
@@ -29,17 +29,18 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     if !all8(_mm256_cmp_ps::<_CMP_ORD_Q>(center[0], center[0])) {
         return false;
     }
-    // SAFETY: this function runs only where AVX2 and FMA are enabled.
-    let Some((sum, flips)) = (unsafe { dual_quat::blend8::<K, R, false>(block, base) }) else {
+    let blended = if (K == 4 || K == 8) && !block.linear_with_rotations.is_empty() {
+        // SAFETY: this function runs only where AVX2 and FMA are enabled.
+        unsafe { blend_with_rotations8::<K, R>(block, base) }
+    } else {
+        // SAFETY: as above.
+        unsafe { separate_blends8::<K, R>(block, base) }
+    };
+    let Some((real, m, flips)) = blended else {
         return false;
     };
-    let [rx, ry, rz, rw, ..] = sum;
-    let Some(rotation) = Rotation8::from_real([rx, ry, rz, rw]) else {
+    let Some(rotation) = Rotation8::from_real(real) else {
         return false;
-    };
-    // SAFETY: this function runs only where AVX2 and FMA are enabled.
-    let Some(m) = (unsafe { linear::blend8::<K>(block, base) }) else {
-        return false; // unreachable: the DQ blend saw every weight sum above the minimum
     };
     diagnostics.sign_flips += flips;
     let turned_center = rotation.rotate(center);
@@ -51,4 +52,97 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     ];
     rotation.apply::<N, T>(block, outputs, base, translation);
     true
+}
+
+/// The rotations' real parts (not normalized), the 3x4 blend and the sign flips of vertices
+/// `base .. base + 8` from the two blends: the sign-aligned DQ blend (real parts only) and the
+/// LBS blend. `None` as `dual_quat::blend8`.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA.
+#[inline(always)]
+unsafe fn separate_blends8<const K: usize, const R: bool>(
+    block: &Block<'_>,
+    base: usize,
+) -> Option<([__m256; 4], Linear8, usize)> {
+    // SAFETY: the caller guarantees AVX2 and FMA.
+    unsafe {
+        let (sum, flips) = dual_quat::blend8::<K, R, false>(block, base)?;
+        let [rx, ry, rz, rw, ..] = sum;
+        // Unreachable `None`: the DQ blend saw every weight sum above the minimum.
+        let m = linear::blend8::<K>(block, base)?;
+        Some(([rx, ry, rz, rw], m, flips))
+    }
+}
+
+/// [`separate_blends8`] in one blend, for four or eight influences and a palette with a pivot
+/// sign table: each influence's 3x4 and quaternion share one cache line
+/// (`PreparedPalette::linear_with_rotations`, the quaternion in the padding lanes), blended as
+/// sixteen floats by [`linear::blend_rows8`], the weight's sign flipped in the quaternion lanes
+/// by the table's entry (pivot joint, joint) as DQS's table blend does; `Σw` from the weights
+/// (the padding lane that carries it for LBS holds the quaternion's w here). Against the two
+/// blends, CoR with normals 1.09–1.11× (four influences, 10k vertices), 1.06–1.10× (eight),
+/// 0.99–1.05× (four, 100k) (`tools/ozz-compare/ab.py`, bests and medians; docs/bench.md).
+/// The same blend in one `asm!` block per four influences (register-only addresses, as
+/// `dual_quat::blend4_signed`) retired 117 instructions per vertex instead of 100 (the
+/// addresses computed per influence, spilled pointers) and measured 0.99–1.10×: not kept.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; `block.linear_with_rotations` is not empty.
+#[inline(always)]
+unsafe fn blend_with_rotations8<const K: usize, const R: bool>(
+    block: &Block<'_>,
+    base: usize,
+) -> Option<([__m256; 4], Linear8, usize)> {
+    assert!(K == 4 || K == 8);
+    let (joints8, weights8) = block.influences8::<K>(base);
+    let (joints8, weights8) = (&joints8[..K * LANES], &weights8[..K * LANES]);
+    if !R && on_non_rigid_joint(block, joints8, weights8) {
+        return None;
+    }
+    // A largest weight of at least `MIN_WEIGHT_SUM` (the pivot bytes' flag) proves the vertex
+    // weighted.
+    let (pivots, zero_weights) = block_pivots(block, base)?;
+    let joints = block.dual_quats.len();
+    assert!(
+        block.pivot_sign_masks.len() == joints * joints
+            && block.linear_with_rotations.len() == joints
+    );
+    let table = block.pivot_sign_masks.as_ptr();
+    let mut signs = RotationSigns {
+        rows: std::array::from_fn(|l| {
+            let pivot = joints8[K * l + pivot_slot_of::<K>(pivots[l], K)];
+            // SAFETY: the pivot is a joint inside the palette, so its row is in the table.
+            unsafe { table.add(usize::from(pivot) * joints) }
+        }),
+        // SAFETY: the caller guarantees AVX2.
+        count: unsafe { _mm256_setzero_si256() },
+    };
+    // SAFETY: the caller guarantees AVX2 and FMA; the entries and the rows cover every joint of
+    // the palette (asserted above).
+    unsafe {
+        let blend = linear::blend_rows8::<K>(
+            block,
+            base,
+            block.linear_with_rotations.as_ptr().cast(),
+            Some(&mut signs),
+        );
+        let sum = if K == 4 {
+            linear::weight_sums4(weights8)
+        } else {
+            linear::weight_sums8(weights8)
+        };
+        let weight_scale = linear::weight_scale8(sum, block.renormalize)?;
+        let flips = dual_quat::table_flips::<K>(block, base, pivots, zero_weights, signs.count);
+        Some((
+            blend.padding,
+            Linear8 {
+                columns: blend.columns,
+                translation: blend.translation,
+                weight_scale,
+                weight_sum: sum,
+            },
+            flips,
+        ))
+    }
 }

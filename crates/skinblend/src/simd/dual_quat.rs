@@ -81,7 +81,7 @@ pub(super) unsafe fn blend8<const K: usize, const R: bool, const D: bool>(
 /// Whether any of these influences puts a non-zero weight on a non-rigid joint (its vertex then
 /// goes to the scalar kernel, which has the one definition of the residual blend).
 #[inline(always)]
-fn on_non_rigid_joint(block: &Block<'_>, joints: &[u16], weights: &[f32]) -> bool {
+pub(super) fn on_non_rigid_joint(block: &Block<'_>, joints: &[u16], weights: &[f32]) -> bool {
     joints
         .iter()
         .zip(weights)
@@ -284,7 +284,7 @@ unsafe fn slot_weights8<const K: usize>(weights8: &[f32], k: usize) -> [__m256; 
 /// Weights are non-negative, so a largest weight of at least `MIN_WEIGHT_SUM` proves the sum is
 /// too. Two to eight influences per vertex (`block.pivots` is empty otherwise).
 #[inline(always)]
-fn block_pivots(block: &Block<'_>, base: usize) -> Option<([u8; LANES], bool)> {
+pub(super) fn block_pivots(block: &Block<'_>, base: usize) -> Option<([u8; LANES], bool)> {
     let bytes: [u8; LANES] = block.pivots[base..base + LANES]
         .try_into()
         .expect("eight bytes");
@@ -300,7 +300,7 @@ fn block_pivots(block: &Block<'_>, base: usize) -> Option<([u8; LANES], bool)> {
 /// count): the mask, or for counts other than 4 and 8 the minimum, only lets the compiler see
 /// the bound.
 #[inline(always)]
-fn pivot_slot_of<const K: usize>(byte: u8, k: usize) -> usize {
+pub(super) fn pivot_slot_of<const K: usize>(byte: u8, k: usize) -> usize {
     let slot = usize::from(byte & PIVOT_SLOT_BITS);
     if K == 4 || K == 8 {
         slot & (K - 1)
@@ -319,7 +319,8 @@ fn pivot_slot_of<const K: usize>(byte: u8, k: usize) -> usize {
 /// same flips and results up to f32 rounding. Against the slot-by-slot blend, DQS with normals
 /// 1.14–1.15× (four influences, 10k vertices), 1.14–1.16× (100k), 1.19× (eight influences)
 /// (`tools/ozz-compare/ab.py`, bests and medians; docs/bench.md). CoR, which needs the real
-/// parts only, measured 0.91–0.95× with it and keeps the slot-by-slot blend.
+/// parts only, measured 0.91–0.95× with it; it reads the table in its own blend instead
+/// (`cor::blend_with_rotations8`).
 ///
 /// The flips are counted in 64-bit lanes from the sign masks themselves (each flip adds
 /// `0x8000_0000` to both halves of a lane; after `n` flips its low 63 bits are `n · 2³¹`),
@@ -370,22 +371,42 @@ unsafe fn blend_signed_table8<const K: usize, const R: bool>(
             }
             *row = blend;
         }
-        let counted = _mm_cvtsi128_si64(_mm256_castsi256_si128(count)) as u64;
-        let mut flips = ((counted & (u64::MAX >> 1)) >> 31) as usize;
-        if zero_weights {
-            for l in (0..LANES).filter(|&l| pivots[l] & PIVOT_HAS_ZERO_WEIGHT != 0) {
-                let vertex_joints = &joints8[K * l..K * (l + 1)];
-                let pivot = usize::from(vertex_joints[pivot_slot_of::<K>(pivots[l], K)]);
-                for (&joint, &weight) in vertex_joints.iter().zip(&weights8[K * l..K * (l + 1)]) {
-                    if weight == 0.0 {
-                        let mask = block.pivot_sign_masks[pivot * joints + usize::from(joint)];
-                        flips -= (mask >> 31) as usize;
-                    }
+        let flips = table_flips::<K>(block, base, pivots, zero_weights, count);
+        Some((transpose8(rows), flips))
+    }
+}
+
+/// The sign flips of a block blended with the pivot sign table, from `count` (each influence's
+/// broadcast sign mask added in 64-bit lanes: after `n` flips the low 63 bits of lane 0 are
+/// `n · 2³¹`), less the flips of zero weights, which never count (`zero_weights`: a vertex of
+/// the block has one, its pivot byte says which). Four or eight influences per vertex.
+#[inline(always)]
+pub(super) fn table_flips<const K: usize>(
+    block: &Block<'_>,
+    base: usize,
+    pivots: [u8; LANES],
+    zero_weights: bool,
+    count: __m256i,
+) -> usize {
+    assert!(K == 4 || K == 8);
+    // SAFETY: SSE2 is part of x86-64.
+    let counted = unsafe { _mm_cvtsi128_si64(_mm256_castsi256_si128(count)) } as u64;
+    let mut flips = ((counted & (u64::MAX >> 1)) >> 31) as usize;
+    if zero_weights {
+        let joints = block.dual_quats.len();
+        let (joints8, weights8) = block.influences8::<K>(base);
+        for l in (0..LANES).filter(|&l| pivots[l] & PIVOT_HAS_ZERO_WEIGHT != 0) {
+            let vertex_joints = &joints8[K * l..K * (l + 1)];
+            let pivot = usize::from(vertex_joints[pivot_slot_of::<K>(pivots[l], K)]);
+            for (&joint, &weight) in vertex_joints.iter().zip(&weights8[K * l..K * (l + 1)]) {
+                if weight == 0.0 {
+                    let mask = block.pivot_sign_masks[pivot * joints + usize::from(joint)];
+                    flips -= (mask >> 31) as usize;
                 }
             }
         }
-        Some((transpose8(rows), flips))
     }
+    flips
 }
 
 /// `blend + Σₛ (weights[s] with its sign bit xor signs[joints[s]]) · dual_quats[joints[s]]`

@@ -49,17 +49,11 @@ impl Linear8 {
 /// Blends the 3x4s of vertices `base .. base + 8`, or `None` when one of them is unweighted
 /// (its weights sum to less than `MIN_WEIGHT_SUM`, as the scalar kernel).
 ///
-/// Each vertex is blended in two 256-bit registers ([`blend_vertex`]), `Σw` summed in slot order
-/// as the scalar kernel sums it (in the translation's padding lane, which the prepared palette
-/// sets to 1).
-/// The blends are then transposed to one component of all eight per register: with eight
-/// influences as eight rows and two 8x8 transposes; otherwise in two groups of four, each
-/// transposed inside the 128-bit halves while its rows are still in registers, then the halves
-/// of the two groups joined (no rows stored and reloaded; LBS with normals 1.04–1.07× in four
-/// of five `ab.py` runs, best rounds, 0.95× in one; docs/bench.md).
-/// The weights are not divided by their sum per vertex: normalizing is one eight-wide multiply
-/// of the result ([`Linear8::point`]), and the normal and tangent directions are normalized
-/// anyway (the singular test is scale-free).
+/// [`blend_rows8`] of the palette's 3x4s, `Σw` read from the translation's padding lane (which
+/// the prepared palette sets to 1, so the blend sums the weights in slot order, as the scalar
+/// kernel does). The weights are not divided by their sum per vertex: normalizing is one
+/// eight-wide multiply of the result ([`Linear8::point`]), and the normal and tangent directions
+/// are normalized anyway (the singular test is scale-free).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function so that it can be
@@ -68,32 +62,90 @@ impl Linear8 {
 /// inline with it.)
 #[inline(always)]
 pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> Option<Linear8> {
+    // SAFETY: the caller guarantees AVX2 and FMA; `block.linear` is the palette's 3x4s.
+    let blend = unsafe { blend_rows8::<K>(block, base, block.linear.as_ptr().cast(), None) };
+    let sum = blend.padding[3];
+    // SAFETY: as above.
+    let weight_scale = unsafe { weight_scale8(sum, block.renormalize) }?;
+    Some(Linear8 {
+        columns: blend.columns,
+        translation: blend.translation,
+        weight_scale,
+        weight_sum: sum,
+    })
+}
+
+/// The blend of sixteen floats per influence (a 3x4 and its four padding lanes) of eight
+/// vertices, one component of all eight per register.
+pub(super) struct Blend16x8 {
+    /// Columns x, y, z of the blended 3x3, as `[x, y, z]` each.
+    pub(super) columns: [[__m256; 3]; 3],
+    /// The blended translation.
+    pub(super) translation: [__m256; 3],
+    /// The blended padding lanes of columns x, y, z and the translation.
+    pub(super) padding: [__m256; 4],
+}
+
+/// The signs of the quaternion lanes of a CoR blend ([`blend_rows8`]): each vertex's row of the
+/// palette's pivot sign table, and the running count of the masks read (added in 64-bit lanes,
+/// as `dual_quat::table_flips` decodes it).
+pub(super) struct RotationSigns {
+    /// Vertex `l`'s pivot joint's row of the table (entries indexed by joint).
+    pub(super) rows: [*const u32; LANES],
+    /// The sign masks read, added in 64-bit lanes.
+    pub(super) count: __m256i,
+}
+
+/// Blends the sixteen floats at `entries + 16 joint` (a palette of 3x4s, 64 bytes each) of
+/// vertices `base .. base + 8`. With `signs`, each weight's sign bit is flipped in the four
+/// padding lanes where the vertex's row of the pivot sign table says so (CoR's quaternion lanes,
+/// `PreparedPalette::linear_with_rotations`); without, the weights are as stored.
+///
+/// Each vertex is blended in two 256-bit registers ([`blend_vertex`]); the blends are then
+/// transposed to one component of all eight per register: with eight influences as eight rows
+/// and two 8x8 transposes; otherwise in two groups of four, each transposed inside the 128-bit
+/// halves while its rows are still in registers, then the halves of the two groups joined (no
+/// rows stored and reloaded; LBS with normals 1.04–1.07× in four of five `ab.py` runs, best
+/// rounds, 0.95× in one; docs/bench.md).
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; `entries` holds 16 f32s for every joint of the palette (and
+/// `signs`' rows an entry for each). (Not a `#[target_feature]` function, as [`blend8`].)
+#[inline(always)]
+pub(super) unsafe fn blend_rows8<const K: usize>(
+    block: &Block<'_>,
+    base: usize,
+    entries: *const f32,
+    mut signs: Option<&mut RotationSigns>,
+) -> Blend16x8 {
     // SAFETY: the caller guarantees AVX2 and FMA; the loads are justified where they are.
     unsafe {
-        let matrices = block.linear.as_ptr().cast::<f32>();
         let k = block.k::<K>();
         let (joints8, weights8) = block.influences8::<K>(base);
         // With a constant K (at most 8), the joints' offsets are computed eight at a time.
         let mut offsets = JointOffsets::new();
         if K != 0 {
-            // An `Affine3A` is 16 f32s.
+            // 16 f32s per entry.
             offsets.fill::<4>(joints8);
         }
-        // Vertex l's blend as `(c0 | c1)` and `(c2 | t)` (lane 7: Σw). A macro, not
-        // a closure: a closure has no target features, so its intrinsics would not inline.
+        // Vertex l's blend as `(c0 | c1)` and `(c2 | t)`. A macro, not a closure: a closure has
+        // no target features, so its intrinsics would not inline.
         macro_rules! vertex {
             ($l:expr) => {{
                 let l = $l;
                 blend_vertex::<K>(
-                    matrices,
+                    entries,
                     &joints8[l * k..(l + 1) * k],
                     &weights8[l * k..(l + 1) * k],
                     &offsets,
                     l * k,
+                    signs
+                        .as_deref_mut()
+                        .map(|signs| (signs.rows[l], &mut signs.count)),
                 )
             }};
         }
-        let (columns, translation, sum) = if K == 8 {
+        if K == 8 {
             // Eight rows, two 8x8 transposes: with eight influences the two-group form below
             // retires 6 instructions per vertex more and measured 0.95x.
             let mut rows01 = [MaybeUninit::<__m256>::uninit(); LANES];
@@ -110,20 +162,20 @@ pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> O
             // Every row was written (above).
             let rows01 = rows01.map(|r| r.assume_init());
             let rows23 = rows23.map(|r| r.assume_init());
-            // [c0x c0y c0z _ c1x c1y c1z _] and [c2x c2y c2z _ tx ty tz Σw], per lane.
-            let [c0x, c0y, c0z, _, c1x, c1y, c1z, _] = transpose8(rows01);
-            let [c2x, c2y, c2z, _, tx, ty, tz, sum] = transpose8(rows23);
-            (
-                [[c0x, c0y, c0z], [c1x, c1y, c1z], [c2x, c2y, c2z]],
-                [tx, ty, tz],
-                sum,
-            )
+            // [c0x c0y c0z c0w c1x c1y c1z c1w] and [c2x c2y c2z c2w tx ty tz tw], per lane.
+            let [c0x, c0y, c0z, c0w, c1x, c1y, c1z, c1w] = transpose8(rows01);
+            let [c2x, c2y, c2z, c2w, tx, ty, tz, tw] = transpose8(rows23);
+            Blend16x8 {
+                columns: [[c0x, c0y, c0z], [c1x, c1y, c1z], [c2x, c2y, c2z]],
+                translation: [tx, ty, tz],
+                padding: [c0w, c1w, c2w, tw],
+            }
         } else {
             // Two groups of four vertices, each transposed inside the 128-bit halves as soon
             // as it is blended (its rows stay in registers), then the halves joined: the
-            // group's `(c0 | c1)` rows give `[c0x.. | c1x..]`, `[c0y.. | c1y..]`, `[c0z.. | c1z..]`,
-            // its `(c2 | t)` rows `[c2x.. | tx..]` .. and `[_ | Σw..]`.
-            let mut groups = [[_mm256_setzero_ps(); 7]; 2];
+            // group's `(c0 | c1)` rows give `[c0x.. | c1x..]` .. `[c0w.. | c1w..]`, its
+            // `(c2 | t)` rows `[c2x.. | tx..]` .. `[c2w.. | tw..]`.
+            let mut groups = [[_mm256_setzero_ps(); 8]; 2];
             for (g, group) in groups.iter_mut().enumerate() {
                 let mut rows01 = [_mm256_setzero_ps(); 4];
                 let mut rows23 = [_mm256_setzero_ps(); 4];
@@ -132,9 +184,9 @@ pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> O
                 for i in 0..lanes {
                     (rows01[i], rows23[i]) = vertex!(4 * g + i);
                 }
-                let [a0, a1, a2, _] = transpose4_in_halves(rows01);
+                let [a0, a1, a2, a3] = transpose4_in_halves(rows01);
                 let [b0, b1, b2, b3] = transpose4_in_halves(rows23);
-                *group = [a0, a1, a2, b0, b1, b2, b3];
+                *group = [a0, a1, a2, a3, b0, b1, b2, b3];
             }
             let [first, second] = groups;
             // Low halves of both groups (vertices 0-3 | 4-7), or high halves.
@@ -148,47 +200,45 @@ pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> O
                     _mm256_permute2f128_ps::<0x31>(first[$i], second[$i])
                 };
             }
-            (
-                [
+            Blend16x8 {
+                columns: [
                     [low!(0), low!(1), low!(2)],
                     [high!(0), high!(1), high!(2)],
-                    [low!(3), low!(4), low!(5)],
+                    [low!(4), low!(5), low!(6)],
                 ],
-                [high!(3), high!(4), high!(5)],
-                high!(6),
-            )
-        };
-        let weight_scale = weight_scale8(sum, block.renormalize)?;
-        Some(Linear8 {
-            columns,
-            translation,
-            weight_scale,
-            weight_sum: sum,
-        })
+                translation: [high!(4), high!(5), high!(6)],
+                padding: [low!(3), high!(3), low!(7), high!(7)],
+            }
+        }
     }
 }
 
-/// One vertex's blended 3x4 as two 256-bit registers `(c0 | c1)` and `(c2 | t)`: per influence
-/// one weight broadcast and two fused multiply-adds on the matrix halves. The translation's lane
-/// 3 (padding in `Affine3A`) is 1 in a prepared palette, so the blend carries `Σw` there (before,
-/// an insert of 1 per influence, or for `K = 4` three horizontal adds per block: LBS with normals
-/// 1.03–1.06× at K = 4, 1.02× at K = 8 by `tools/ozz-compare/ab.py`, docs/bench.md); the other
-/// padding lanes are blended and dropped unread.
+/// One vertex's blended 16 floats as two 256-bit registers `(c0 | c1)` and `(c2 | t)`: per
+/// influence one weight broadcast and two fused multiply-adds on the entry's halves. In a
+/// prepared LBS palette the translation's lane 3 (padding in `Affine3A`) is 1, so the blend
+/// carries `Σw` there (before, an insert of 1 per influence, or for `K = 4` three horizontal adds
+/// per block: LBS with normals 1.03–1.06× at K = 4, 1.02× at K = 8 by
+/// `tools/ozz-compare/ab.py`, docs/bench.md); the other padding lanes are blended and dropped
+/// unread. With `signs` (`(row, count)`: the vertex's row of the pivot sign table, the running
+/// count), each weight's sign bit is flipped in the padding lanes by its joint's entry of the
+/// row, and the entry is added to `count` in 64-bit lanes.
 /// `first_slot` is the vertex's first slot in the block (its offsets in `offsets`).
 ///
 /// # Safety
-/// The CPU has AVX2 and FMA; `offsets` holds the block's offsets (for `K ≠ 0`). (Not a
-/// `#[target_feature]` function, as [`blend8`].)
+/// The CPU has AVX2 and FMA; `offsets` holds the block's offsets (for `K ≠ 0`) into `entries`;
+/// the row has an entry for every joint. (Not a `#[target_feature]` function, as [`blend8`].)
 #[inline(always)]
 unsafe fn blend_vertex<const K: usize>(
-    matrices: *const f32,
+    entries: *const f32,
     joints: &[u16],
     weights: &[f32],
     offsets: &JointOffsets,
     first_slot: usize,
+    mut signs: Option<(*const u32, &mut __m256i)>,
 ) -> (__m256, __m256) {
-    // SAFETY (whole body): the caller guarantees AVX2, FMA and the offsets.
+    // SAFETY (whole body): the caller guarantees AVX2, FMA, the offsets and the row.
     unsafe {
+        let padding_lanes = _mm256_castsi256_ps(_mm256_setr_epi32(0, 0, 0, -1, 0, 0, 0, -1));
         let mut c01 = _mm256_setzero_ps();
         let mut c23 = _mm256_setzero_ps();
         for (slot, (joint, &weight)) in joints.iter().zip(weights).enumerate() {
@@ -202,12 +252,17 @@ unsafe fn blend_vertex<const K: usize>(
                 // Filled by the caller for all 8K joints of the block.
                 offsets.get(first_slot + slot)
             };
-            let w = _mm256_set1_ps(weight);
+            let mut w = _mm256_set1_ps(weight);
+            if let Some((row, count)) = signs.as_mut() {
+                let sign = _mm256_set1_epi32(row.add(usize::from(*joint)).read() as i32);
+                **count = _mm256_add_epi64(**count, sign);
+                w = _mm256_xor_ps(w, _mm256_and_ps(_mm256_castsi256_ps(sign), padding_lanes));
+            }
             // `Influences` guarantees joint < joint_count and `skin_into` checked that the
-            // palette has at least joint_count matrices; an `Affine3A` is 16 contiguous f32s
-            // (layout asserts in `lanes`), so both 32-byte loads are inside matrix `joint`.
+            // palette has at least joint_count entries of 16 contiguous f32s (layout asserts in
+            // `lanes`), so both 32-byte loads are inside entry `joint`.
             let (m01, m23) = {
-                let m = matrices.add(offset);
+                let m = entries.add(offset);
                 (_mm256_loadu_ps(m), _mm256_loadu_ps(m.add(8)))
             };
             c01 = _mm256_fmadd_ps(m01, w, c01);
@@ -222,7 +277,7 @@ unsafe fn blend_vertex<const K: usize>(
 /// unweighted (`Σw` below `MIN_WEIGHT_SUM`, as the scalar kernel).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn weight_scale8(sum: __m256, renormalize: bool) -> Option<__m256> {
+pub(super) fn weight_scale8(sum: __m256, renormalize: bool) -> Option<__m256> {
     if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
         sum,
         _mm256_set1_ps(MIN_WEIGHT_SUM),
@@ -243,7 +298,7 @@ fn weight_scale8(sum: __m256, renormalize: bool) -> Option<__m256> {
 /// sums of a few subnormals are exact either way — nor the result beyond `SIMD_VS_SCALAR`.)
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn weight_sums4(weights8: &[f32]) -> __m256 {
+pub(super) fn weight_sums4(weights8: &[f32]) -> __m256 {
     let weights8 = &weights8[..4 * LANES];
     let p = weights8.as_ptr();
     // SAFETY: `weights8` is 32 f32s: loads at 0, 8, 16 and 24 are inside it.
@@ -257,6 +312,29 @@ fn weight_sums4(weights8: &[f32]) -> __m256 {
     };
     let pairs = _mm256_hadd_ps(_mm256_hadd_ps(v01, v23), _mm256_hadd_ps(v45, v67));
     _mm256_permutevar8x32_ps(pairs, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+}
+
+/// `Σw` of eight vertices with eight influences each (64 consecutive weights), by horizontal
+/// adds (`((w₀ + w₁) + (w₂ + w₃)) + ((w₄ + w₅) + (w₆ + w₇))`; rounding as [`weight_sums4`]).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn weight_sums8(weights8: &[f32]) -> __m256 {
+    let weights8 = &weights8[..8 * LANES];
+    let p = weights8.as_ptr();
+    // SAFETY: `weights8` is 64 f32s: loads at 0, 8, .., 56 are inside it.
+    let v: [__m256; 8] = std::array::from_fn(|i| unsafe { _mm256_loadu_ps(p.add(8 * i)) });
+    // Vertices 4h .. 4h + 4: `[a₀₁₂₃ b₀₁₂₃ c₀₁₂₃ d₀₁₂₃ | a₄₅₆₇ b₄₅₆₇ ..]`, halves added.
+    let four = |h: usize| {
+        let quads = _mm256_hadd_ps(
+            _mm256_hadd_ps(v[4 * h], v[4 * h + 1]),
+            _mm256_hadd_ps(v[4 * h + 2], v[4 * h + 3]),
+        );
+        _mm_add_ps(
+            _mm256_castps256_ps128(quads),
+            _mm256_extractf128_ps::<1>(quads),
+        )
+    };
+    _mm256_set_m128(four(1), four(0))
 }
 
 /// LBS positions only, four influences, of vertices `base .. base + 8`; `false`, having written

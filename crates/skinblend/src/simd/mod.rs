@@ -10,7 +10,9 @@
 //! at once, slot by slot, from rows of 16-byte halves transposed inside the halves (two to
 //! eight influences), except that DQS with four or eight influences and a palette of at most
 //! 128 joints blends each vertex in one register, each influence's sign read from the
-//! palette's pivot sign table, and transposes the eight blends; one influence or more than
+//! palette's pivot sign table, and transposes the eight blends; CoR with four or eight
+//! influences and the table blends each vertex's 3x4 and quaternion together, sixteen floats
+//! from one cache line per influence, as LBS blends its 3x4s; one influence or more than
 //! eight blend one vertex at a time. The rest is eight-wide.
 //! The joints' palette offsets are widened and scaled eight at a time, once per block. A block the SIMD path cannot take whole (an unweighted vertex, a vertex
 //! on a non-rigid joint under DQS or CoR, a CoR vertex without a center, a blend that cancels to
