@@ -8,7 +8,8 @@ Build each side with `cargo bench -p skinblend --bench kernel_instructions --no-
 the path) and copy the binary away before building the next. Each round runs every binary once
 with CALLS calls (one thread); the setup (the same arguments with 0 calls, best of three) is
 subtracted. Prints, per binary, the median and the best rate in million vertices per second and
-both as ratios to the first binary. On a shared host single runs swing by several per cent: the
+both as ratios to the first binary; then, where the binary prints `fastest_call_ns` (the
+current `kernel_instructions` does), the rate of each run's fastest call, median over rounds. On a shared host single runs swing by several per cent: the
 best of 11-15 rounds is the steadier figure (it is the run least disturbed by other tenants).
 Example: `tools/ozz-compare/ab.py 15 "linear pn 4 10000 5000" /tmp/before /tmp/after`.
 A binary may carry further arguments after commas, appended to the kernel's (the joint count:
@@ -22,9 +23,12 @@ import time
 
 
 def seconds(command):
+    """Wall-clock seconds of one run, and its fastest call in nanoseconds (0 if not printed)."""
     start = time.perf_counter()
-    subprocess.run(command, stdout=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
+    run = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
+    elapsed = time.perf_counter() - start
+    fastest = [int(w.split("=")[1]) for w in run.stdout.split() if w.startswith("fastest_call_ns=")]
+    return elapsed, (fastest[0] if fastest else 0)
 
 
 def main():
@@ -40,13 +44,16 @@ def main():
         path, *extra = spec.split(",")
         return [path] + arguments[:4] + [calls_argument] + extra
 
-    setup = {b: min(seconds(command(b, "0")) for _ in range(3)) for b in binaries}
+    setup = {b: min(seconds(command(b, "0"))[0] for _ in range(3)) for b in binaries}
     rates = {b: [] for b in binaries}
+    fastest_rates = {b: [] for b in binaries}
     print(f"loadavg before: {open('/proc/loadavg').read().strip()}")
     for _ in range(rounds):
         for b in binaries:
-            elapsed = seconds(command(b, arguments[4])) - setup[b]
-            rates[b].append(vertices * calls / elapsed / 1e6)
+            elapsed, fastest_ns = seconds(command(b, arguments[4]))
+            rates[b].append(vertices * calls / (elapsed - setup[b]) / 1e6)
+            if fastest_ns:
+                fastest_rates[b].append(vertices / fastest_ns * 1e3)
     print(f"loadavg after: {open('/proc/loadavg').read().strip()}")
     median0 = statistics.median(rates[binaries[0]])
     best0 = max(rates[binaries[0]])
@@ -56,6 +63,12 @@ def main():
             f"{b}: median {median:6.1f} ({median / median0:.3f}x)"
             f"  best {best:6.1f} ({best / best0:.3f}x)  Mverts/s"
         )
+    if all(fastest_rates[b] for b in binaries):
+        # The fastest single call of each run: steadier than whole runs on a shared host.
+        first = statistics.median(fastest_rates[binaries[0]])
+        for b in binaries:
+            median = statistics.median(fastest_rates[b])
+            print(f"{b}: fastest call, median over rounds {median:6.1f} ({median / first:.3f}x)  Mverts/s")
 
 
 if __name__ == "__main__":
