@@ -428,3 +428,40 @@ fn singular_threshold_and_degenerate_normals_take_the_exact_forms() {
         prepare(&palette, None, o).unwrap()
     });
 }
+
+/// DQS and CoR normalize a rotated normal (or tangent direction) by the input's inverse length
+/// (a rotation keeps it): normals and tangents of lengths from 1e-14 to 1e14, and blocks holding
+/// a zero or a 1e-20 normal (outside the fast range: the exact path on the rotated vector),
+/// must come out as the scalar kernel's, unit or the input where it has no length. (Seen
+/// failing with the input's inverse length left out of the rotated normal.)
+#[test]
+fn rotated_normals_of_any_length_come_out_unit() {
+    let mut rng = Rng::new(61);
+    for k in [3, 4, 8] {
+        let rig = random_rig(&mut rng, 203, k, 12, false);
+        let lengths = [1e-14, 1e-3, 0.37, 1.0, 6.0, 1e4, 1e14];
+        let mut normals = rig.normals.clone();
+        let mut tangents = rig.tangents.clone();
+        for (v, (n, t)) in normals.iter_mut().zip(&mut tangents).enumerate() {
+            let length = lengths[v % lengths.len()];
+            *n *= length;
+            *t = (t.truncate() * lengths[(v + 3) % lengths.len()]).extend(t.w);
+        }
+        for (v, length) in [(17, 0.0), (90, 1e-20), (150, 0.0)] {
+            normals[v] *= length;
+            tangents[v + 1] = (tangents[v + 1].truncate() * length).extend(tangents[v + 1].w);
+        }
+        let input = SkinInput::new(
+            &rig.positions,
+            Some(&normals),
+            Some(&tangents),
+            &rig.influences,
+        )
+        .unwrap()
+        .with_rotation_centers(&rig.positions)
+        .unwrap();
+        compare(&format!("k={k} scaled normals"), &input, |o| {
+            prepare(&rig.palette, Some(&rig.centers), o).unwrap()
+        });
+    }
+}

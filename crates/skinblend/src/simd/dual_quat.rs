@@ -4,7 +4,7 @@ use std::arch::x86_64::*;
 
 use super::lanes::{
     add8, all8, cross8, load3x8, load_entry_halves, load_entry_pairs, load_halves, load_tangents8,
-    normalize8_or, store3x8, store_tangents8, transpose4_in_halves, transpose8, Block,
+    normalize8_rotated_or, store3x8, store_tangents8, transpose4_in_halves, transpose8, Block,
     JointOffsets, LANES,
 };
 use crate::influences::{
@@ -569,11 +569,11 @@ impl Rotation8 {
         store3x8(outputs.positions, base, add8(p, translation));
         if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals) {
             let n = load3x8(src, base);
-            store3x8(out, base, normalize8_or(self.rotate(n), n));
+            store3x8(out, base, normalize8_rotated_or(self.rotate(n), n));
         }
         if let (true, Some(out), Some(src)) = (T, outputs.tangents.as_deref_mut(), block.tangents) {
             let (d, tw) = load_tangents8(src, base);
-            store_tangents8(out, base, normalize8_or(self.rotate(d), d), tw);
+            store_tangents8(out, base, normalize8_rotated_or(self.rotate(d), d), tw);
         }
     }
 

@@ -512,16 +512,7 @@ const FAST_NORMALIZE_RANGE: (f32, f32) = (1.0e-30, 1.0e30);
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn normalize8_or(v: [__m256; 3], fallback: [__m256; 3]) -> [__m256; 3] {
     let squared = dot8(v, v);
-    let (low, high) = FAST_NORMALIZE_RANGE;
-    let in_range = _mm256_and_ps(
-        _mm256_cmp_ps::<_CMP_GE_OQ>(squared, _mm256_set1_ps(low)),
-        _mm256_cmp_ps::<_CMP_LE_OQ>(squared, _mm256_set1_ps(high)),
-    );
-    if all8(in_range) {
-        // y₁ = y₀ (3 − x y₀²) / 2.
-        let y0 = _mm256_rsqrt_ps(squared);
-        let three_minus = _mm256_fnmadd_ps(_mm256_mul_ps(squared, y0), y0, _mm256_set1_ps(3.0));
-        let inverse = _mm256_mul_ps(_mm256_mul_ps(y0, _mm256_set1_ps(0.5)), three_minus);
+    if let Some(inverse) = fast_inverse_length8(squared) {
         return scale8(v, inverse);
     }
     let inverse = _mm256_div_ps(_mm256_set1_ps(1.0), _mm256_sqrt_ps(squared));
@@ -531,6 +522,45 @@ pub(super) fn normalize8_or(v: [__m256; 3], fallback: [__m256; 3]) -> [__m256; 3
         out[a] = _mm256_blendv_ps(fallback[a], _mm256_mul_ps(v[a], inverse), ok);
     }
     out
+}
+
+/// `1 / √squared` by `rsqrt` and one Newton step where every lane of `squared` is inside
+/// [`FAST_NORMALIZE_RANGE`], else `None`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn fast_inverse_length8(squared: __m256) -> Option<__m256> {
+    let (low, high) = FAST_NORMALIZE_RANGE;
+    let in_range = _mm256_and_ps(
+        _mm256_cmp_ps::<_CMP_GE_OQ>(squared, _mm256_set1_ps(low)),
+        _mm256_cmp_ps::<_CMP_LE_OQ>(squared, _mm256_set1_ps(high)),
+    );
+    if !all8(in_range) {
+        return None;
+    }
+    // y₁ = y₀ (3 − x y₀²) / 2.
+    let y0 = _mm256_rsqrt_ps(squared);
+    let three_minus = _mm256_fnmadd_ps(_mm256_mul_ps(squared, y0), y0, _mm256_set1_ps(3.0));
+    Some(_mm256_mul_ps(
+        _mm256_mul_ps(y0, _mm256_set1_ps(0.5)),
+        three_minus,
+    ))
+}
+
+/// [`normalize8_or`] of `rotated`, a rotation of `original` (so of its length, up to the
+/// rotation's rounding): `rotated` scaled by `original`'s inverse length where every lane of
+/// `original` has a squared length inside [`FAST_NORMALIZE_RANGE`] (its rotation is then
+/// finite and non-zero, so the fallback is never due), else `normalize8_or(rotated, original)`.
+/// The inverse length then depends on the input alone, not on the blend: the block's dependency
+/// chain ends at the rotation (CoR with normals 1.06–1.07×, DQS 0.98–0.99×, fastest calls of
+/// `tools/ozz-compare/ab.py`, docs/bench.md "Latency"). It differs from the rotated vector's
+/// own by the rotation's rounding, a few f32 ulps, well inside `SIMD_VS_SCALAR`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn normalize8_rotated_or(rotated: [__m256; 3], original: [__m256; 3]) -> [__m256; 3] {
+    match fast_inverse_length8(dot8(original, original)) {
+        Some(inverse) => scale8(rotated, inverse),
+        None => normalize8_or(rotated, original),
+    }
 }
 
 /// `v` scaled by `s`, lane by lane.
