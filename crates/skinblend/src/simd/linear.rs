@@ -122,23 +122,15 @@ pub(super) unsafe fn blend_rows8<const K: usize>(
     unsafe {
         let k = block.k::<K>();
         let (joints8, weights8) = block.influences8::<K>(base);
-        // With a constant K (at most 8), the joints' offsets are computed eight at a time.
-        let mut offsets = JointOffsets::new();
-        if K != 0 {
-            // 16 f32s per entry.
-            offsets.fill::<4>(joints8);
-        }
         // Vertex l's blend as `(c0 | c1)` and `(c2 | t)`. A macro, not a closure: a closure has
         // no target features, so its intrinsics would not inline.
         macro_rules! vertex {
             ($l:expr) => {{
                 let l = $l;
-                blend_vertex::<K>(
+                blend_vertex(
                     entries,
                     &joints8[l * k..(l + 1) * k],
                     &weights8[l * k..(l + 1) * k],
-                    &offsets,
-                    l * k,
                     signs
                         .as_deref_mut()
                         .map(|signs| (signs.rows[l], &mut signs.count)),
@@ -222,39 +214,35 @@ pub(super) unsafe fn blend_rows8<const K: usize>(
 /// unread. With `signs` (`(row, count)`: the vertex's row of the pivot sign table, the running
 /// count), each weight's sign bit is flipped in the padding lanes by its joint's entry of the
 /// row, and the entry is added to `count` in 64-bit lanes.
-/// `first_slot` is the vertex's first slot in the block (its offsets in `offsets`).
+///
+/// Each joint is read and scaled where it is used, not widened eight at a time per block and
+/// read back from the stack (`JointOffsets`): that store and reload sat at the head of the
+/// block's dependency chain, whose length the blocks' rate follows (docs/bench.md "Latency":
+/// LBS with normals 1.037× at 10k, 1.064× at 100k, K = 8 1.024×, CoR 1.020×, fastest calls).
 ///
 /// # Safety
-/// The CPU has AVX2 and FMA; `offsets` holds the block's offsets (for `K ≠ 0`) into `entries`;
-/// the row has an entry for every joint. (Not a `#[target_feature]` function, as [`blend8`].)
+/// The CPU has AVX2 and FMA; `entries` holds 16 f32s for every joint (and the row an entry for
+/// each). (Not a `#[target_feature]` function, as [`blend8`].)
 #[inline(always)]
-unsafe fn blend_vertex<const K: usize>(
+unsafe fn blend_vertex(
     entries: *const f32,
     joints: &[u16],
     weights: &[f32],
-    offsets: &JointOffsets,
-    first_slot: usize,
     mut signs: Option<(*const u32, &mut __m256i)>,
 ) -> (__m256, __m256) {
-    // SAFETY (whole body): the caller guarantees AVX2, FMA, the offsets and the row.
+    // SAFETY (whole body): the caller guarantees AVX2, FMA, the entries and the row.
     unsafe {
         let padding_lanes = _mm256_castsi256_ps(_mm256_setr_epi32(0, 0, 0, -1, 0, 0, 0, -1));
         let mut c01 = _mm256_setzero_ps();
         let mut c23 = _mm256_setzero_ps();
-        for (slot, (joint, &weight)) in joints.iter().zip(weights).enumerate() {
-            let offset = if K == 0 {
-                // A volatile read keeps each index a scalar load: the compiler would
-                // otherwise load four at once and extract them with shuffles, on the port
-                // the transposes already use. (Safe to read: the pointer comes from a
-                // reference.)
-                usize::from(std::ptr::from_ref(joint).read_volatile()) * 16
-            } else {
-                // Filled by the caller for all 8K joints of the block.
-                offsets.get(first_slot + slot)
-            };
+        for (joint, &weight) in joints.iter().zip(weights) {
+            // A volatile read keeps each index a scalar load: the compiler would otherwise load
+            // four at once and extract them with shuffles, on the port the transposes already
+            // use. (Safe to read: the pointer comes from a reference.)
+            let joint = usize::from(std::ptr::from_ref(joint).read_volatile());
             let mut w = _mm256_set1_ps(weight);
             if let Some((row, count)) = signs.as_mut() {
-                let sign = _mm256_set1_epi32(row.add(usize::from(*joint)).read() as i32);
+                let sign = _mm256_set1_epi32(row.add(joint).read() as i32);
                 **count = _mm256_add_epi64(**count, sign);
                 w = _mm256_xor_ps(w, _mm256_and_ps(_mm256_castsi256_ps(sign), padding_lanes));
             }
@@ -262,7 +250,7 @@ unsafe fn blend_vertex<const K: usize>(
             // palette has at least joint_count entries of 16 contiguous f32s (layout asserts in
             // `lanes`), so both 32-byte loads are inside entry `joint`.
             let (m01, m23) = {
-                let m = entries.add(offset);
+                let m = entries.add(16 * joint);
                 (_mm256_loadu_ps(m), _mm256_loadu_ps(m.add(8)))
             };
             c01 = _mm256_fmadd_ps(m01, w, c01);
