@@ -7,7 +7,9 @@ Figures are million vertices per second; ratios are the medians of the per-round
 round's two programs ran back to back, so a round's ratio shares its machine state). A second
 table gives each program's best round (the round least disturbed by other tenants of a shared
 host, as `ab.py` reports) with the ratio of the bests, and the spread of the per-round ratios:
-when that spread is wide, the host was busy and the medians say little.
+when that spread is wide, the host was busy and the medians say little. A third table, where
+both programs print it, gives each program's fastest single call (median over rounds): the
+call least disturbed by other tenants, steadier between runs than either.
 """
 import glob
 import json
@@ -26,24 +28,32 @@ if not rounds:
     sys.exit(f"error: no round-N-ozz.txt in {out}")
 
 per_round = []  # {key: mverts}
+fastest_per_round = []  # {key: mverts of the fastest call}
 loads = []
 for r in rounds:
     figures = {}
+    fastest = {}
     for line in open(os.path.join(out, f"round-{r}-ozz.txt")):
         m = re.match(
-            r"ozz (\w+) ([\w-]+) k=4 vertices=(\d+) threads=(\d+) mverts_per_s=([\d.]+)", line
+            r"ozz (\w+) ([\w-]+) k=4 vertices=(\d+) threads=(\d+) mverts_per_s=([\d.]+)"
+            r"(?: fastest_mverts_per_s=([\d.]+))?",
+            line,
         )
         if m:
-            attributes, normals, n, t, v = m.groups()
+            attributes, normals, n, t, v, f = m.groups()
             figures[("ozz", attributes, normals, int(n), int(t))] = float(v)
+            if f:
+                fastest[("ozz", attributes, normals, int(n), int(t))] = float(f)
     data = json.load(open(os.path.join(out, f"round-{r}-skinblend.json")))
     for row in data["rows"]:
         if row["influences"] != 4 or row["backend"] == "scalar":
             continue
-        figures[(row["method"], row["attributes"], "", row["vertices"], row["threads"])] = row[
-            "mverts_per_s"
-        ]
+        key = (row["method"], row["attributes"], "", row["vertices"], row["threads"])
+        figures[key] = row["mverts_per_s"]
+        if "fastest_call_mverts_per_s" in row:
+            fastest[key] = row["fastest_call_mverts_per_s"]
     per_round.append(figures)
+    fastest_per_round.append(fastest)
     loads.append(open(os.path.join(out, f"round-{r}-load.txt")).read().strip().replace("\n", "; "))
 
 
@@ -123,6 +133,29 @@ for n in sizes:
             for m in ("linear", "dq", "cor")
         ]
         print("| " + " | ".join(cells) + " |")
+if any(fastest_per_round):
+    def fastest_median(key):
+        values = [f[key] for f in fastest_per_round if key in f]
+        return statistics.median(values) if values else float("nan")
+
+    print(
+        "\nFastest single call of each program, median over rounds (Mverts/s), and the ratio of "
+        "those medians:\n"
+    )
+    print("| vertices | threads | attributes | ozz | LBS | DQS | CoR | LBS / ozz | DQS / ozz | CoR / ozz |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for n in sizes:
+        for t in threads:
+            for attributes, normals, methods in (
+                ("pn", "blended", ("linear", "dq", "cor")),
+                ("p", "none", ("linear",)),
+            ):
+                ozz = fastest_median(("ozz", attributes, normals, n, t))
+                ours = {m: fastest_median((m, attributes, "", n, t)) for m in methods}
+                cells = [f"{n:,}", str(t), attributes, f"{ozz:.0f}"]
+                cells += [f"{ours[m]:.0f}" if m in ours else "" for m in ("linear", "dq", "cor")]
+                cells += [f"{ours[m] / ozz:.2f}" if m in ours else "" for m in ("linear", "dq", "cor")]
+                print("| " + " | ".join(cells) + " |")
 print("\nLoad (/proc/loadavg) before each program:\n")
 for r, l in zip(rounds, loads):
     print(f"- round {r}: {l}")

@@ -158,7 +158,8 @@ enum Command {
         #[arg(long)]
         quick: bool,
         /// Print JSON (CPU: `rows` with backend, method, attributes, influences, vertices,
-        /// threads, mverts_per_s, floor_mverts_per_s) instead of the table.
+        /// threads, mverts_per_s, fastest_call_mverts_per_s, floor_mverts_per_s) instead of the
+        /// table.
         #[arg(long)]
         json: bool,
         /// Benchmark the GPU path instead of the CPU kernels.
