@@ -8,7 +8,7 @@ use glam::Vec3;
 
 use super::lanes::{
     abs8, all8, blend4_entries, cross8, dot8, load3x8, load_tangents8, normalize8_or, scale8,
-    store3x8, store_tangents8, transpose4_in_halves, transpose8, Block, JointOffsets, LANES,
+    store3x8, store_tangents8, transpose4_in_halves, transpose8, Block, LANES,
 };
 use crate::influences::MIN_WEIGHT_SUM;
 use crate::reference::SINGULAR_RELATIVE;
@@ -336,7 +336,10 @@ pub(super) fn weight_sums8(weights8: &[f32]) -> __m256 {
 /// alone: 1.08–1.13× at 10k, 1.10× at 100k, 1.00× at 1M against indexed operands
 /// (`tools/ozz-compare/ab.py`, bests of 7–15 rounds; docs/bench.md "Rename"). The eight-wide
 /// kernels keep the compiler's indexed operands: the same helper in [`blend8`] measured
-/// 1.03–1.07× at 10k and 0.95× at 100k with normals, not a gain.
+/// 1.03–1.07× at 10k and 0.95× at 100k with normals, not a gain (0.94× by fastest calls). The
+/// matrices' addresses come from the joints read where they are used, not from offsets widened
+/// per block and read back from the stack: 1.05× at 10k, 1.06× at 100k (fastest calls,
+/// docs/bench.md "Latency").
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
@@ -356,8 +359,6 @@ fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
     // vertex) and 3l .. 3l + 3 for l = 7.
     unsafe {
         _mm256_storeu_ps(scales.as_mut_ptr(), scale);
-        let mut offsets = JointOffsets::new();
-        offsets.fill::<4>(joints8);
         let matrices = block.linear.as_ptr().cast::<f32>();
         let src = src.as_ptr().cast::<f32>();
         let dst = dst.as_mut_ptr().cast::<f32>();
@@ -367,7 +368,11 @@ fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
         macro_rules! vertex {
             ($l:literal) => {{
                 let l: usize = $l;
-                let m = |slot: usize| matrices.add(offsets.get(4 * l + slot));
+                // A volatile read keeps each joint a scalar load (see `blend_vertex`).
+                let m = |slot: usize| {
+                    let joint = std::ptr::from_ref(&joints8[4 * l + slot]).read_volatile();
+                    matrices.add(16 * usize::from(joint))
+                };
                 let (c01, c23) =
                     blend4_entries(weights8.as_ptr().add(4 * l), [m(0), m(1), m(2), m(3)]);
                 let p = src.add(3 * l);
