@@ -50,7 +50,8 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
         _mm256_sub_ps(lbs_center[1], turned_center[1]),
         _mm256_sub_ps(lbs_center[2], turned_center[2]),
     ];
-    rotation.apply::<N, T>(block, outputs, base, translation);
+    // SAFETY: this function runs only where AVX2 and FMA are enabled.
+    unsafe { rotation.apply::<N, T>(block, outputs, base, translation) };
     true
 }
 
