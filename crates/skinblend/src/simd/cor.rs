@@ -10,8 +10,11 @@ use crate::types::{Diagnostics, SkinOutputs};
 /// CoR of vertices `base .. base + 8`: the DQS blend's rotation `R` (normalized real part of
 /// the sign-aligned blend, the same pivot and flip count as DQS) and the LBS blend `M` of the
 /// 3x4s, then `v' = R v + (M p* − R p*)`, normals and tangents by `R`, as the scalar
-/// `CenterOfRotation` kernel. Returns `false`, having written nothing, when a vertex of the
-/// block has no center, is unweighted, touches a residual, or blends to a zero rotation (the
+/// `CenterOfRotation` kernel; computed as `R (v − p*) + M p*`, one rotation per vertex instead
+/// of two (CoR with normals 1.04–1.05× by fastest calls, docs/bench.md "Latency"; the same
+/// value up to f32 rounding, which is smaller this way for vertices near their centers).
+/// Returns `false`, having written nothing, when a vertex of the block has no center, is
+/// unweighted, touches a residual, or blends to a zero rotation (the
 /// scalar kernel then takes the block, so those cases have one definition).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
@@ -43,15 +46,10 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
         return false;
     };
     diagnostics.sign_flips += flips;
-    let turned_center = rotation.rotate(center);
+    // R p + (M p* − R p*) = R (p − p*) + M p*: one rotation instead of two.
     let lbs_center = m.point(center);
-    let translation = [
-        _mm256_sub_ps(lbs_center[0], turned_center[0]),
-        _mm256_sub_ps(lbs_center[1], turned_center[1]),
-        _mm256_sub_ps(lbs_center[2], turned_center[2]),
-    ];
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
-    unsafe { rotation.apply::<N, T>(block, outputs, base, translation) };
+    unsafe { rotation.apply::<N, T>(block, outputs, base, lbs_center, Some(center)) };
     true
 }
 

@@ -554,8 +554,9 @@ pub(super) struct Rotation8 {
 
 impl Rotation8 {
     /// Writes vertices `base .. base + 8` moved by this rotation and `translation`: positions
-    /// `R p + t`, and (where `N` / `T` and the input has them) normals and tangent directions
-    /// `R n`, renormalized, tangents keeping their handedness. Shared by DQS and CoR.
+    /// `R p + t`, or with an `origin` `o`, `R (p − o) + t`; and (where `N` / `T` and the input
+    /// has them) normals and tangent directions `R n`, renormalized, tangents keeping their
+    /// handedness. Shared by DQS and CoR.
     ///
     /// # Safety
     /// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function so that it can be
@@ -570,10 +571,19 @@ impl Rotation8 {
         outputs: &mut SkinOutputs<'_>,
         base: usize,
         translation: [__m256; 3],
+        origin: Option<[__m256; 3]>,
     ) {
         // SAFETY: the caller guarantees AVX2 and FMA.
         unsafe {
-            let p = self.rotate(load3x8(block.positions, base));
+            let p = load3x8(block.positions, base);
+            let p = match origin {
+                Some(o) => self.rotate([
+                    _mm256_sub_ps(p[0], o[0]),
+                    _mm256_sub_ps(p[1], o[1]),
+                    _mm256_sub_ps(p[2], o[2]),
+                ]),
+                None => self.rotate(p),
+            };
             store3x8(outputs.positions, base, add8(p, translation));
             if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals)
             {
@@ -665,6 +675,6 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
         );
     }
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
-    unsafe { rotation.apply::<N, T>(block, outputs, base, translation) };
+    unsafe { rotation.apply::<N, T>(block, outputs, base, translation, None) };
     true
 }
