@@ -134,7 +134,10 @@ impl<'a> Block<'a> {
 /// The palette offsets of a block's joints (eight vertices, up to eight influences each), in
 /// f32s from the start of the palette array, widened and scaled eight at a time: the kernels'
 /// loads then take an offset as one scalar load and need no shift per influence. Filled in
-/// place (a returned copy would be moved lane by lane).
+/// place (a returned copy would be moved lane by lane). Used by the slot-by-slot DQ blend only:
+/// the other blends read each joint where they use it, which measured faster for them (the
+/// store and reload head the block's dependency chain) and slower for this one (docs/bench.md
+/// "Latency").
 #[repr(C, align(32))]
 pub(super) struct JointOffsets(MaybeUninit<[u32; 8 * LANES]>);
 

@@ -14,7 +14,9 @@
 //! influences and the table blends each vertex's 3x4 and quaternion together, sixteen floats
 //! from one cache line per influence, as LBS blends its 3x4s; one influence or more than
 //! eight blend one vertex at a time. The rest is eight-wide.
-//! The joints' palette offsets are widened and scaled eight at a time, once per block. A block the SIMD path cannot take whole (an unweighted vertex, a vertex
+//! The 3x4 and four-or-eight-influence DQ blends read each joint where they address its palette
+//! entry; the slot-by-slot DQ blend widens a block's offsets eight at a time first (measured
+//! both ways each, docs/bench.md "Latency"). A block the SIMD path cannot take whole (an unweighted vertex, a vertex
 //! on a non-rigid joint under DQS or CoR, a CoR vertex without a center, a blend that cancels to
 //! zero) and the last `len % 8` vertices go to the scalar kernel, so every such case has one
 //! definition. The math follows the scalar kernels step for step, with fused multiply-adds, so
