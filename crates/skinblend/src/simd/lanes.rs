@@ -529,30 +529,16 @@ pub(super) fn normalize8_or(v: [__m256; 3], fallback: [__m256; 3]) -> [__m256; 3
 }
 
 /// `1 / √squared` by `rsqrt` and one Newton step where every lane of `squared` is inside
-/// [`FAST_NORMALIZE_RANGE`], else `None`.
+/// [`FAST_NORMALIZE_RANGE`], else `None`: the product of [`fast_inverse_length_factors8`].
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn fast_inverse_length8(squared: __m256) -> Option<__m256> {
-    let (low, high) = FAST_NORMALIZE_RANGE;
-    let in_range = _mm256_and_ps(
-        _mm256_cmp_ps::<_CMP_GE_OQ>(squared, _mm256_set1_ps(low)),
-        _mm256_cmp_ps::<_CMP_LE_OQ>(squared, _mm256_set1_ps(high)),
-    );
-    if !all8(in_range) {
-        return None;
-    }
-    // y₁ = y₀ (3 − x y₀²) / 2.
-    let y0 = _mm256_rsqrt_ps(squared);
-    let three_minus = _mm256_fnmadd_ps(_mm256_mul_ps(squared, y0), y0, _mm256_set1_ps(3.0));
-    Some(_mm256_mul_ps(
-        _mm256_mul_ps(y0, _mm256_set1_ps(0.5)),
-        three_minus,
-    ))
+    fast_inverse_length_factors8(squared).map(|[y0, correction]| _mm256_mul_ps(y0, correction))
 }
 
-/// `1 / √squared` as two factors, `y₀` and `(3 − x y₀²) / 2` (their product is
-/// [`fast_inverse_length8`]'s), where every lane of `squared` is inside
-/// [`FAST_NORMALIZE_RANGE`], else `None`.
+/// `1 / √squared` as two factors, `rsqrt`'s estimate `y₀` and one Newton step's correction
+/// `(3 − x y₀²) / 2`, where every lane of `squared` is inside [`FAST_NORMALIZE_RANGE`], else
+/// `None`. Kept apart so that a caller can scale by `y₀` beside the correction.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn fast_inverse_length_factors8(squared: __m256) -> Option<[__m256; 2]> {
