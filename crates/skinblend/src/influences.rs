@@ -50,6 +50,11 @@ pub struct Influences {
     /// `weights` ([`vertex_pivots`]): the vertex's DQS pivot slot ([`pivot_slot`]) and two
     /// flags, read by the SIMD DQS and CoR kernels instead of comparing weights every frame.
     pivots: Vec<u8>,
+    /// Four or eight influences per vertex on a large enough mesh (else empty), derived from
+    /// the above ([`pivot_pair_counts`]): how often each `(pivot joint, joint)` pair occurs,
+    /// from which the SIMD DQS and CoR kernels count their sign flips once per call instead of
+    /// once per influence.
+    pivot_pair_counts: Vec<u32>,
 }
 
 /// The pivot slot's bits in a byte of [`Influences::pivots`].
@@ -59,6 +64,52 @@ pub(crate) const PIVOT_HAS_ZERO_WEIGHT: u8 = 0b0100_0000;
 /// Set in a byte of [`Influences::pivots`] when the vertex's largest weight is below
 /// [`MIN_WEIGHT_SUM`] (every weight tiny: the scalar kernel decides whether it is unweighted).
 pub(crate) const PIVOT_LIGHT: u8 = 0b1000_0000;
+
+/// The SIMD kernels' blocks: [`Influences::pivot_pair_counts`] counts the vertices of the whole
+/// blocks of this many from vertex 0 (a mesh's last `len % 8` vertices are not in one).
+const PAIR_COUNT_BLOCK_VERTICES: usize = 8;
+
+/// [`Influences::pivot_pair_counts`] is built where the counted influences are at least this
+/// many times its `joint_count²` entries: then reading the table once per call (about a fifth
+/// of a cycle per entry, vectorized) costs a few per cent of the per-influence count it
+/// replaces (one vector add per influence, 5–8 % of SIMD DQS with normals), and the counts
+/// take at most a twelfth of the memory of the joints and weights (4 bytes per entry against
+/// 6 per influence).
+const PAIR_COUNT_MIN_INFLUENCES_PER_ENTRY: usize = 8;
+
+/// The counts of [`Influences::pivot_pair_counts`]: entry `pivot_joint * joint_count + joint`
+/// counts the influences with a positive weight (the ones the DQ blend adds; zero weights are
+/// skipped) whose vertex has `pivot_joint` in its pivot slot, over the vertices of the whole
+/// eight-vertex blocks. Empty unless `k` is 4 or 8 (the SIMD kernels that read the palette's
+/// pivot sign table), the joint count is at most the table's
+/// ([`crate::palette::PIVOT_SIGN_TABLE_MAX_JOINTS`]), and the mesh has at least
+/// [`PAIR_COUNT_MIN_INFLUENCES_PER_ENTRY`] influences per entry (fewer pay more for the per-call
+/// read than they save); every count fits a `u32` (a mesh has fewer than 2³² slots there).
+fn pivot_pair_counts(k: usize, joint_count: usize, joints: &[u16], weights: &[f32]) -> Vec<u32> {
+    let counted_slots =
+        joints.len() / (k * PAIR_COUNT_BLOCK_VERTICES) * k * PAIR_COUNT_BLOCK_VERTICES;
+    let entries = joint_count * joint_count;
+    if !(k == 4 || k == 8)
+        || joint_count > crate::palette::PIVOT_SIGN_TABLE_MAX_JOINTS
+        || counted_slots < PAIR_COUNT_MIN_INFLUENCES_PER_ENTRY * entries
+        || u32::try_from(counted_slots).is_err()
+    {
+        return Vec::new();
+    }
+    let mut counts = vec![0u32; entries];
+    for (vertex_joints, vertex_weights) in joints[..counted_slots]
+        .chunks_exact(k)
+        .zip(weights.chunks_exact(k))
+    {
+        let row = usize::from(vertex_joints[pivot_slot(vertex_weights)]) * joint_count;
+        for (&joint, &weight) in vertex_joints.iter().zip(vertex_weights) {
+            if weight > 0.0 {
+                counts[row + usize::from(joint)] += 1;
+            }
+        }
+    }
+    counts
+}
 
 /// The bytes of [`Influences::pivots`] for `weights`, `k` per vertex: empty unless `k` is 2 to
 /// 8 (the SIMD kernels that read them); per vertex `pivot_slot | PIVOT_HAS_ZERO_WEIGHT |
@@ -151,13 +202,20 @@ impl Influences {
                 });
             }
         }
-        Ok(Self {
+        Ok(Self::from_checked(k, joints, weights, joint_count))
+    }
+
+    /// Wraps arrays already checked (whole vertices, joints in range, weights finite and
+    /// non-negative) with what is derived from them.
+    fn from_checked(k: usize, joints: Vec<u16>, weights: Vec<f32>, joint_count: usize) -> Self {
+        Self {
             influences_per_vertex: k,
             joint_count,
             pivots: vertex_pivots(k, &weights),
+            pivot_pair_counts: pivot_pair_counts(k, joint_count, &joints, &weights),
             joints,
             weights,
-        })
+        }
     }
 
     /// Builds `k` slots per vertex from per-vertex `(joint, weight)` lists of any length.
@@ -261,14 +319,7 @@ impl Influences {
                 }
             }
         }
-        let influences = Self {
-            influences_per_vertex: k,
-            joint_count,
-            pivots: vertex_pivots(k, &weights),
-            joints,
-            weights,
-        };
-        Ok((influences, report))
+        Ok((Self::from_checked(k, joints, weights, joint_count), report))
     }
 
     /// Number of vertices.
@@ -305,6 +356,13 @@ impl Influences {
     /// (`& PIVOT_SLOT_BITS`) and the flags [`PIVOT_HAS_ZERO_WEIGHT`] and [`PIVOT_LIGHT`].
     pub(crate) fn pivots(&self) -> &[u8] {
         &self.pivots
+    }
+
+    /// How often each `(pivot joint, joint)` pair occurs among the positively weighted
+    /// influences of the whole eight-vertex blocks (entry `pivot_joint * joint_count + joint`;
+    /// [`pivot_pair_counts`]), or empty.
+    pub(crate) fn pivot_pair_counts(&self) -> &[u32] {
+        &self.pivot_pair_counts
     }
 
     /// The `k` joint indices and weights of one vertex, or `None` past the end.
@@ -381,5 +439,43 @@ mod tests {
         ] {
             assert_eq!(pivot_slot(weights), pivot, "{weights:?}");
         }
+    }
+
+    /// The pair counts: per `(pivot joint, joint)` the positively weighted influences of the
+    /// whole eight-vertex blocks (the tail, zero weights and `-0.0` left out), and none where
+    /// the kernels would not read them: counts other than 4 and 8, more joints than the pivot
+    /// sign table takes, too few influences per entry.
+    #[test]
+    fn pivot_pair_counts_cover_whole_blocks_and_positive_weights() {
+        // Two joints: 8 · 2² = 32 influences are needed; 9 vertices of 4 give one block of 8
+        // (32 influences) and a tail of 1.
+        let mut joints = Vec::new();
+        let mut weights = Vec::new();
+        for v in 0..9u16 {
+            // Pivot on slot 1 (joint v % 2); slot 3 has a zero weight on odd vertices.
+            joints.extend([1 - v % 2, v % 2, 1, 0]);
+            let zero = if v % 2 == 1 { -0.0 } else { 0.1 };
+            weights.extend([0.2, 0.5, 0.2, zero]);
+        }
+        let influences = Influences::new(4, joints.clone(), weights.clone(), 2).unwrap();
+        // Even vertices (0, 2, 4, 6) pivot on joint 0: joints 1, 0, 1, 0 → (0, 0) twice, (0, 1)
+        // twice; odd ones (1, 3, 5, 7) on joint 1: joints 0, 1, 1 (slot 3 zero) → (1, 0) once,
+        // (1, 1) twice. Vertex 8 is the tail.
+        assert_eq!(influences.pivot_pair_counts(), [8, 8, 4, 8]);
+        assert!(
+            Influences::new(4, joints[..28].to_vec(), weights[..28].to_vec(), 2)
+                .unwrap()
+                .pivot_pair_counts()
+                .is_empty()
+        );
+        let three = Influences::new(3, vec![0; 96], vec![0.5; 96], 1).unwrap();
+        assert!(three.pivot_pair_counts().is_empty());
+        let joint_count = crate::palette::PIVOT_SIGN_TABLE_MAX_JOINTS + 1;
+        let slots = 8 * joint_count * joint_count;
+        let many = Influences::new(4, vec![0; slots], vec![0.5; slots], joint_count).unwrap();
+        assert!(many.pivot_pair_counts().is_empty());
+        let table = Influences::new(4, vec![0; slots], vec![0.5; slots], joint_count - 1).unwrap();
+        // Every slot of the whole blocks of 8 vertices (32 slots) pairs joint 0 with itself.
+        assert_eq!(table.pivot_pair_counts()[0] as usize, slots / 32 * 32);
     }
 }

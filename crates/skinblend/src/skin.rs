@@ -114,12 +114,17 @@ pub fn skin_into(
         });
     }
     // The kernel is chosen once per call: every piece of a parallel split runs the same one.
-    let kernel = run
+    let simd = run
         .simd
         .then(|| crate::simd::select(input, palette, &outputs))
-        .flatten()
-        .unwrap_or(crate::reference::skin_range);
+        .flatten();
+    let kernel = simd.unwrap_or(crate::reference::skin_range);
     let mut diagnostics = skin_parallel(input, palette, kernel, outputs, run);
+    if simd.is_some() {
+        // The SIMD pieces left out the flips the mesh's pair counts give (`flip_tally`).
+        let tallied = crate::simd::tallied_sign_flips(input, palette);
+        diagnostics.sign_flips = diagnostics.sign_flips.wrapping_add(tallied);
+    }
     diagnostics.non_rigid_joints = palette.non_rigid_joints();
     Ok(diagnostics)
 }

@@ -246,11 +246,13 @@ pub struct Diagnostics {
 }
 
 impl Diagnostics {
-    /// Adds the per-vertex counts of `other` (used to merge parallel chunks; exact).
+    /// Adds the per-vertex counts of `other` (used to merge parallel chunks; exact). The sign
+    /// flips wrap: a SIMD piece's count is relative where the call tallies them once
+    /// (`simd::flip_tally`).
     #[cfg(feature = "rayon")]
     pub(crate) fn add_counts(&mut self, other: &Diagnostics) {
         self.singular_normal_matrices += other.singular_normal_matrices;
-        self.sign_flips += other.sign_flips;
+        self.sign_flips = self.sign_flips.wrapping_add(other.sign_flips);
         self.unweighted_vertices += other.unweighted_vertices;
     }
 }

@@ -93,6 +93,26 @@ unsafe fn blend_with_rotations8<const K: usize, const R: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 4], Linear8, usize)> {
+    // SAFETY: as this function's.
+    unsafe {
+        if block.tally_flips {
+            blend_with_rotations8_counting::<K, R, false>(block, base)
+        } else {
+            blend_with_rotations8_counting::<K, R, true>(block, base)
+        }
+    }
+}
+
+/// [`blend_with_rotations8`], counting the flips where `C` (else the call counts them once,
+/// `super::tallied_sign_flips`, and this returns 0).
+///
+/// # Safety
+/// As [`blend_with_rotations8`].
+#[inline(always)]
+unsafe fn blend_with_rotations8_counting<const K: usize, const R: bool, const C: bool>(
+    block: &Block<'_>,
+    base: usize,
+) -> Option<([__m256; 4], Linear8, usize)> {
     assert!(K == 4 || K == 8);
     let (joints8, weights8) = block.influences8::<K>(base);
     let (joints8, weights8) = (&joints8[..K * LANES], &weights8[..K * LANES]);
@@ -120,7 +140,7 @@ unsafe fn blend_with_rotations8<const K: usize, const R: bool>(
     // SAFETY: the caller guarantees AVX2 and FMA; the entries and the rows cover every joint of
     // the palette (asserted above).
     unsafe {
-        let blend = linear::blend_rows8::<K>(
+        let blend = linear::blend_rows8::<K, C>(
             block,
             base,
             block.linear_with_rotations.as_ptr().cast(),
@@ -132,7 +152,11 @@ unsafe fn blend_with_rotations8<const K: usize, const R: bool>(
             linear::weight_sums8(weights8)
         };
         let weight_scale = linear::weight_scale8(sum, block.renormalize)?;
-        let flips = dual_quat::table_flips::<K>(block, base, pivots, zero_weights, signs.count);
+        let flips = if C {
+            dual_quat::table_flips::<K>(block, base, pivots, zero_weights, signs.count)
+        } else {
+            0
+        };
         Some((
             blend.padding,
             Linear8 {

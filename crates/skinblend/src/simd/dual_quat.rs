@@ -334,6 +334,26 @@ unsafe fn blend_signed_table8<const K: usize, const R: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 8], usize)> {
+    // SAFETY: as this function's.
+    unsafe {
+        if block.tally_flips {
+            blend_signed_table8_counting::<K, R, false>(block, base)
+        } else {
+            blend_signed_table8_counting::<K, R, true>(block, base)
+        }
+    }
+}
+
+/// [`blend_signed_table8`], counting the flips where `C` (else the call counts them once,
+/// `super::tallied_sign_flips`, and this returns 0).
+///
+/// # Safety
+/// As [`blend_signed_table8`].
+#[inline(always)]
+unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: bool>(
+    block: &Block<'_>,
+    base: usize,
+) -> Option<([__m256; 8], usize)> {
     assert!(K == 4 || K == 8);
     let (joints8, weights8) = block.influences8::<K>(base);
     let (joints8, weights8) = (&joints8[..K * LANES], &weights8[..K * LANES]);
@@ -360,7 +380,7 @@ unsafe fn blend_signed_table8<const K: usize, const R: bool>(
             let weights = weights8.as_ptr().add(K * l);
             let mut blend = _mm256_setzero_ps();
             for group in 0..K / 4 {
-                blend = blend4_signed(
+                blend = blend4_signed::<C>(
                     blend,
                     weights.add(4 * group),
                     vertex_joints.as_ptr().add(4 * group),
@@ -371,9 +391,38 @@ unsafe fn blend_signed_table8<const K: usize, const R: bool>(
             }
             *row = blend;
         }
-        let flips = table_flips::<K>(block, base, pivots, zero_weights, count);
+        let flips = if C {
+            table_flips::<K>(block, base, pivots, zero_weights, count)
+        } else {
+            0
+        };
         Some((transpose8(rows), flips))
     }
+}
+
+/// The sign flips that the call's tally (`super::tallied_sign_flips`) counts for the vertices
+/// `range` of the block's range: those of the range's first `tallied_vertices`, each vertex's
+/// positively weighted influences whose entry in its pivot joint's row of the table is a flip
+/// (0 where the call does not tally). The driver takes these back where it sends vertices to
+/// the scalar kernel, which counts its own.
+pub(super) fn tallied_flips(block: &Block<'_>, range: std::ops::Range<usize>) -> usize {
+    if !block.tally_flips {
+        return 0;
+    }
+    let k = block.k::<0>();
+    let joints = block.dual_quats.len();
+    let mut flips = 0;
+    for vertex in range.start..range.end.min(block.tallied_vertices) {
+        let slots = vertex * k..(vertex + 1) * k;
+        let (vertex_joints, weights) = (&block.joints[slots.clone()], &block.weights[slots]);
+        let row = usize::from(vertex_joints[pivot_slot(weights)]) * joints;
+        for (&joint, &weight) in vertex_joints.iter().zip(weights) {
+            if weight > 0.0 {
+                flips += (block.pivot_sign_masks[row + usize::from(joint)] >> 31) as usize;
+            }
+        }
+    }
+    flips
 }
 
 /// The sign flips of a block blended with the pivot sign table, from `count` (each influence's
@@ -413,14 +462,14 @@ pub(super) fn table_flips<const K: usize>(
 /// over four influences, one 32-byte dual quaternion per influence, as one `asm!` block: per
 /// influence a joint load, two broadcasts (the weight, the sign mask), an xor and a multiply-add
 /// reading the dual quaternion through a register alone (see `lanes::blend4_entries`). Adds
-/// each sign mask to `count` in 64-bit lanes ([`blend_signed_table8`]).
+/// each sign mask to `count` in 64-bit lanes ([`blend_signed_table8`]) where `C`.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; `weights` and `joints` are valid for reading four elements, every
 /// joint `j` among them indexes `signs` (`signs[j]` readable) and `dual_quats` (8 f32s at `8 j`).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn blend4_signed(
+unsafe fn blend4_signed<const C: bool>(
     blend: __m256,
     weights: *const f32,
     joints: *const u16,
@@ -432,7 +481,7 @@ unsafe fn blend4_signed(
     // One influence: its joint at byte `$joint` of `joints`, its weight at byte `$weight` of
     // `weights`.
     macro_rules! influence {
-        ($joint:literal, $weight:literal) => {
+        ($joint:literal, $weight:literal, $count:literal) => {
             concat!(
                 "movzx {j:e}, word ptr [{joints} + ",
                 $joint,
@@ -444,29 +493,39 @@ unsafe fn blend4_signed(
                 "shl {j:e}, 5\n",
                 "add {j}, {dual_quats}\n",
                 "vxorps {w}, {w}, {sign}\n",
-                "vpaddq {count}, {count}, {sign}\n",
+                $count,
                 "vfmadd231ps {blend}, {w}, ymmword ptr [{j}]",
+            )
+        };
+    }
+    // The same four influences, with or without the count.
+    macro_rules! four {
+        ($count:literal) => {
+            std::arch::asm!(
+                influence!("0", "0", $count),
+                influence!("2", "4", $count),
+                influence!("4", "8", $count),
+                influence!("6", "12", $count),
+                weights = in(reg) weights,
+                joints = in(reg) joints,
+                signs = in(reg) signs,
+                dual_quats = in(reg) dual_quats,
+                j = out(reg) _,
+                w = out(ymm_reg) _,
+                sign = out(ymm_reg) _,
+                blend = inout(ymm_reg) blend,
+                count = inout(ymm_reg) *count,
+                options(pure, readonly, nostack),
             )
         };
     }
     // SAFETY: the caller guarantees the reads; the block reads memory and writes registers only.
     unsafe {
-        std::arch::asm!(
-            influence!("0", "0"),
-            influence!("2", "4"),
-            influence!("4", "8"),
-            influence!("6", "12"),
-            weights = in(reg) weights,
-            joints = in(reg) joints,
-            signs = in(reg) signs,
-            dual_quats = in(reg) dual_quats,
-            j = out(reg) _,
-            w = out(ymm_reg) _,
-            sign = out(ymm_reg) _,
-            blend = inout(ymm_reg) blend,
-            count = inout(ymm_reg) *count,
-            options(pure, readonly, nostack),
-        );
+        if C {
+            four!("vpaddq {count}, {count}, {sign}\n");
+        } else {
+            four!("/* {count}: not counted */\n");
+        }
     }
     blend
 }

@@ -69,6 +69,11 @@ pub(super) struct Block<'a> {
     /// The palette's largest 3x3 column length ([`PreparedPalette`]'s bound for LBS's singular
     /// test).
     pub(super) largest_column_length: f32,
+    /// DQS and CoR: the call counts sign flips once from the mesh's pivot pair counts
+    /// (`super::flip_tally`), so the table blends count none; the first `tallied_vertices`
+    /// vertices of the range are among those the counts include.
+    pub(super) tally_flips: bool,
+    pub(super) tallied_vertices: usize,
 }
 
 impl<'a> Block<'a> {
@@ -88,6 +93,14 @@ impl<'a> Block<'a> {
             K
         };
         let vertices = first_vertex..first_vertex + count;
+        let tally_flips = super::flip_tally(input, palette).is_some();
+        // The counts include the mesh's whole blocks of eight.
+        let counted_end = influences.vertex_count() / LANES * LANES;
+        let tallied_vertices = if tally_flips {
+            counted_end.saturating_sub(first_vertex).min(count)
+        } else {
+            0
+        };
         Self {
             k,
             joints: &influences.joints()[vertices.start * k..vertices.end * k],
@@ -107,6 +120,8 @@ impl<'a> Block<'a> {
             linear_with_rotations: &palette.linear_with_rotations,
             renormalize,
             largest_column_length: palette.largest_column_length,
+            tally_flips,
+            tallied_vertices,
         }
     }
 

@@ -63,7 +63,7 @@ impl Linear8 {
 #[inline(always)]
 pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> Option<Linear8> {
     // SAFETY: the caller guarantees AVX2 and FMA; `block.linear` is the palette's 3x4s.
-    let blend = unsafe { blend_rows8::<K>(block, base, block.linear.as_ptr().cast(), None) };
+    let blend = unsafe { blend_rows8::<K, false>(block, base, block.linear.as_ptr().cast(), None) };
     let sum = blend.padding[3];
     // SAFETY: as above.
     let weight_scale = unsafe { weight_scale8(sum, block.renormalize) }?;
@@ -88,7 +88,7 @@ pub(super) struct Blend16x8 {
 
 /// The signs of the quaternion lanes of a CoR blend ([`blend_rows8`]): each vertex's row of the
 /// palette's pivot sign table, and the running count of the masks read (added in 64-bit lanes,
-/// as `dual_quat::table_flips` decodes it).
+/// as `dual_quat::table_flips` decodes it; only where the blend counts, its `C`).
 pub(super) struct RotationSigns {
     /// Vertex `l`'s pivot joint's row of the table (entries indexed by joint).
     pub(super) rows: [*const u32; LANES],
@@ -99,7 +99,8 @@ pub(super) struct RotationSigns {
 /// Blends the sixteen floats at `entries + 16 joint` (a palette of 3x4s, 64 bytes each) of
 /// vertices `base .. base + 8`. With `signs`, each weight's sign bit is flipped in the four
 /// padding lanes where the vertex's row of the pivot sign table says so (CoR's quaternion lanes,
-/// `PreparedPalette::linear_with_rotations`); without, the weights are as stored.
+/// `PreparedPalette::linear_with_rotations`), and where `C` the masks are counted; without, the
+/// weights are as stored.
 ///
 /// Each vertex is blended in two 256-bit registers ([`blend_vertex`]); the blends are then
 /// transposed to one component of all eight per register: with eight influences as eight rows
@@ -112,7 +113,7 @@ pub(super) struct RotationSigns {
 /// The CPU has AVX2 and FMA; `entries` holds 16 f32s for every joint of the palette (and
 /// `signs`' rows an entry for each). (Not a `#[target_feature]` function, as [`blend8`].)
 #[inline(always)]
-pub(super) unsafe fn blend_rows8<const K: usize>(
+pub(super) unsafe fn blend_rows8<const K: usize, const C: bool>(
     block: &Block<'_>,
     base: usize,
     entries: *const f32,
@@ -127,7 +128,7 @@ pub(super) unsafe fn blend_rows8<const K: usize>(
         macro_rules! vertex {
             ($l:expr) => {{
                 let l = $l;
-                blend_vertex(
+                blend_vertex::<C>(
                     entries,
                     &joints8[l * k..(l + 1) * k],
                     &weights8[l * k..(l + 1) * k],
@@ -213,7 +214,7 @@ pub(super) unsafe fn blend_rows8<const K: usize>(
 /// `tools/ozz-compare/ab.py`, docs/bench.md); the other padding lanes are blended and dropped
 /// unread. With `signs` (`(row, count)`: the vertex's row of the pivot sign table, the running
 /// count), each weight's sign bit is flipped in the padding lanes by its joint's entry of the
-/// row, and the entry is added to `count` in 64-bit lanes.
+/// row, and where `C` the entry is added to `count` in 64-bit lanes.
 ///
 /// Each joint is read and scaled where it is used, not widened eight at a time per block and
 /// read back from the stack (`JointOffsets`): that store and reload sat at the head of the
@@ -224,7 +225,7 @@ pub(super) unsafe fn blend_rows8<const K: usize>(
 /// The CPU has AVX2 and FMA; `entries` holds 16 f32s for every joint (and the row an entry for
 /// each). (Not a `#[target_feature]` function, as [`blend8`].)
 #[inline(always)]
-unsafe fn blend_vertex(
+unsafe fn blend_vertex<const C: bool>(
     entries: *const f32,
     joints: &[u16],
     weights: &[f32],
@@ -243,7 +244,9 @@ unsafe fn blend_vertex(
             let mut w = _mm256_set1_ps(weight);
             if let Some((row, count)) = signs.as_mut() {
                 let sign = _mm256_set1_epi32(row.add(joint).read() as i32);
-                **count = _mm256_add_epi64(**count, sign);
+                if C {
+                    **count = _mm256_add_epi64(**count, sign);
+                }
                 w = _mm256_xor_ps(w, _mm256_and_ps(_mm256_castsi256_ps(sign), padding_lanes));
             }
             // `Influences` guarantees joint < joint_count and `skin_into` checked that the
