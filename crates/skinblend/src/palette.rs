@@ -204,17 +204,22 @@ pub struct PreparedPalette {
     /// `Σw` times this, which lets the SIMD LBS kernel clear its singular test for a whole block
     /// without computing each blend's column lengths.
     pub(crate) largest_column_length: f32,
-    /// DQS and CoR with at most [`PIVOT_SIGN_TABLE_MAX_JOINTS`] joints (else empty): entry
-    /// `pivot · joint_count + joint` is `0x8000_0000` (an f32 sign bit) where
-    /// `dual_quats[joint].real_dot(&dual_quats[pivot]) < 0` (the scalar kernel's sign test
-    /// with `pivot` as the vertex's pivot joint), else 0. The SIMD kernels read a vertex's
-    /// signs from its pivot's row instead of dotting every influence with the pivot.
-    pub(crate) pivot_sign_masks: Vec<u32>,
-    /// CoR with a pivot sign table (else empty): each joint's 3x4 of `linear` with its
+    /// The pivot sign table. DQS and CoR with at most [`PIVOT_SIGN_TABLE_MAX_JOINTS`] joints
+    /// (else empty): entry `pivot · joint_count + joint` is the byte offset in
+    /// `signed_entries` of `joint`'s entry aligned in sign with `pivot`: `joint ·`
+    /// [`SIGNED_ENTRY_STRIDE_BYTES`], plus [`SIGNED_ENTRY_FLIP_BYTES`] (the negated entry)
+    /// where `dual_quats[joint].real_dot(&dual_quats[pivot]) < 0` (the scalar kernel's sign
+    /// test with `pivot` as the vertex's pivot joint). The SIMD kernels read each influence's
+    /// entry through its pivot's row instead of dotting it with the pivot and negating it.
+    pub(crate) signed_offsets: Vec<u16>,
+    /// With the pivot sign table (else empty): per joint two 64-byte lines ([`SignedEntry`]),
+    /// what the method's SIMD kernel blends for it as prepared, then negated. DQS: the dual
+    /// quaternion (eight f32s; the rest zero). CoR: the joint's 3x4 of `linear` with its
     /// rotation's quaternion (the real part of `dual_quats`) in the four padding lanes, `x`,
-    /// `y`, `z` in the columns' and `w` in the translation's ([`RotationLanes`]). The SIMD CoR
-    /// kernel blends both of its blends from this one cache line per influence.
-    pub(crate) linear_with_rotations: Vec<RotationLanes>,
+    /// `y`, `z` in the columns' and `w` in the translation's, the negated line negating the
+    /// quaternion only; the SIMD CoR kernel blends both of its blends from one line per
+    /// influence.
+    pub(crate) signed_entries: Vec<SignedEntry>,
     joint_count: usize,
     non_rigid_joints: usize,
 }
@@ -253,19 +258,41 @@ impl LineAligned {
     }
 }
 
-/// One joint's 3x4 with its rotation in the padding lanes, on its own cache line
-/// (`PreparedPalette::linear_with_rotations`): f32s 0..16 are the `Affine3A`'s (columns x, y,
-/// z, translation, four lanes each) with lanes 3, 7, 11 and 15 holding the quaternion's x, y,
-/// z and w.
+/// One line of `PreparedPalette::signed_entries`, on its own cache line: for DQS a dual
+/// quaternion in f32s 0..8 (real then dual; the rest zero); for CoR the `Affine3A`'s 16 f32s
+/// (columns x, y, z, translation, four lanes each) with lanes 3, 7, 11 and 15 holding the
+/// quaternion's x, y, z and w.
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(64))]
-pub(crate) struct RotationLanes(pub(crate) [f32; 16]);
+pub(crate) struct SignedEntry(pub(crate) [f32; 16]);
 
-impl RotationLanes {
-    /// The padding lanes that hold the quaternion's x, y, z and w.
+/// Bytes from one joint's lines in `PreparedPalette::signed_entries` to the next joint's: two
+/// [`SignedEntry`]s, as prepared and negated.
+pub(crate) const SIGNED_ENTRY_STRIDE_BYTES: usize = 128;
+/// What an offset of the pivot sign table adds to select a joint's negated line: its one bit
+/// that says "sign flip".
+pub(crate) const SIGNED_ENTRY_FLIP_BYTES: u16 = 64;
+// Every offset of the table fits its u16, and the flip is a bit of its own.
+const _: () = assert!(
+    PIVOT_SIGN_TABLE_MAX_JOINTS * SIGNED_ENTRY_STRIDE_BYTES <= u16::MAX as usize + 1
+        && SIGNED_ENTRY_STRIDE_BYTES == 2 * SIGNED_ENTRY_FLIP_BYTES as usize
+        && SIGNED_ENTRY_FLIP_BYTES.is_power_of_two()
+);
+
+impl SignedEntry {
+    /// The padding lanes of a CoR line that hold the quaternion's x, y, z and w.
     pub(crate) const QUATERNION_LANES: [usize; 4] = [3, 7, 11, TRANSLATION_PADDING_LANE];
 
-    fn new(matrix: &Affine3A, rotation: Quat) -> Self {
+    /// A DQS line: `dq`'s eight f32s, then zeros.
+    fn dual_quat(dq: &DualQuat) -> Self {
+        let mut lanes = [0.0; 16];
+        lanes[..4].copy_from_slice(&dq.real.to_array());
+        lanes[4..8].copy_from_slice(&dq.dual.to_array());
+        Self(lanes)
+    }
+
+    /// A CoR line: `matrix` with `rotation` in its padding lanes.
+    fn rotation_lanes(matrix: &Affine3A, rotation: Quat) -> Self {
         let mut lanes = [0.0; 16];
         for (column, axis) in [
             matrix.matrix3.x_axis,
@@ -290,21 +317,21 @@ const _: () = assert!(std::mem::size_of::<LineAligned>() == std::mem::size_of::<
 const _: () = assert!(std::mem::align_of::<LineAligned>() >= std::mem::align_of::<Affine3A>());
 
 /// The most joints for which a prepared DQS or CoR palette holds its pivot sign table
-/// (`PreparedPalette::pivot_sign_masks`): 128² entries of 4 bytes, 64 KiB. Built with every
+/// (`PreparedPalette::signed_offsets`): 128² entries of 2 bytes, 32 KiB. Built with every
 /// `update` (64 joints: about 29,000 instructions, what the SIMD DQS kernel spends on about
 /// 400 vertices; callgrind of `kernel_instructions dq pn 4 8 1` collecting `prepare`). Larger
 /// palettes skip the table, and their SIMD kernels dot each influence with the pivot.
 pub(crate) const PIVOT_SIGN_TABLE_MAX_JOINTS: usize = 128;
 
-/// Fills `masks` with the pivot sign table of `dual_quats` (see
-/// `PreparedPalette::pivot_sign_masks`), or leaves it empty above
+/// Fills `offsets` with the pivot sign table of `dual_quats` (see
+/// `PreparedPalette::signed_offsets`), or leaves it empty above
 /// [`PIVOT_SIGN_TABLE_MAX_JOINTS`]. Each dot is `(x·x' + z·z') + (y·y' + w·w')`, the grouping
 /// of glam's `Quat::dot` that [`DualQuat::real_dot`] (the scalar kernel's test) uses, so every
 /// entry decides as the scalar kernel does (test `pivot_sign_table_matches_real_dot`); written
 /// over the components copied apart so that the compiler vectorizes it. Allocates only the
 /// first time (or when the joint count grows).
-fn pivot_sign_masks_into(dual_quats: &[DualQuat], masks: &mut Vec<u32>) {
-    masks.clear();
+fn signed_offsets_into(dual_quats: &[DualQuat], offsets: &mut Vec<u16>) {
+    offsets.clear();
     let joints = dual_quats.len();
     if joints > PIVOT_SIGN_TABLE_MAX_JOINTS {
         return;
@@ -316,20 +343,24 @@ fn pivot_sign_masks_into(dual_quats: &[DualQuat], masks: &mut Vec<u32>) {
         }
     }
     let [x, y, z, w] = components.each_ref().map(|c| &c[..joints]);
-    masks.reserve(joints * joints);
-    let mut row = [0u32; PIVOT_SIGN_TABLE_MAX_JOINTS];
+    offsets.reserve(joints * joints);
+    let mut row = [0u16; PIVOT_SIGN_TABLE_MAX_JOINTS];
     for pivot in dual_quats {
         let [px, py, pz, pw] = pivot.real.to_array();
-        for (j, mask) in row[..joints].iter_mut().enumerate() {
+        for (j, offset) in row[..joints].iter_mut().enumerate() {
             let dot = (x[j] * px + z[j] * pz) + (y[j] * py + w[j] * pw);
-            *mask = if dot < 0.0 { SIGN_BIT } else { 0 };
+            // Below 128 · 128 (asserted with the constants): the cast keeps every bit.
+            let line = (j * SIGNED_ENTRY_STRIDE_BYTES) as u16;
+            *offset = line
+                | if dot < 0.0 {
+                    SIGNED_ENTRY_FLIP_BYTES
+                } else {
+                    0
+                };
         }
-        masks.extend_from_slice(&row[..joints]);
+        offsets.extend_from_slice(&row[..joints]);
     }
 }
-
-/// The sign bit of an f32, as the pivot sign table stores a flip.
-const SIGN_BIT: u32 = 0x8000_0000;
 
 /// The largest column length of the 3x3 parts of `matrices` (0 for none).
 fn largest_column_length(matrices: &[Affine3A]) -> f32 {
@@ -388,8 +419,8 @@ pub fn prepare(
         residuals: Vec::with_capacity(capacity(method.uses_rigid_split())),
         rigid: Vec::with_capacity(capacity(method.uses_rigid_split())),
         largest_column_length: 0.0,
-        pivot_sign_masks: Vec::new(),
-        linear_with_rotations: Vec::new(),
+        signed_offsets: Vec::new(),
+        signed_entries: Vec::new(),
         joint_count: 0,
         non_rigid_joints: 0,
     };
@@ -414,8 +445,8 @@ impl PreparedPalette {
         self.dual_quats.clear();
         self.residuals.clear();
         self.rigid.clear();
-        self.pivot_sign_masks.clear();
-        self.linear_with_rotations.clear();
+        self.signed_offsets.clear();
+        self.signed_entries.clear();
         self.largest_column_length = 0.0;
         self.joint_count = 0;
         self.non_rigid_joints = 0;
@@ -447,14 +478,14 @@ impl PreparedPalette {
                 self.residuals.push(split.residual_affine());
                 self.rigid.push(split.residual.is_none());
             }
-            pivot_sign_masks_into(&self.dual_quats, &mut self.pivot_sign_masks);
+            signed_offsets_into(&self.dual_quats, &mut self.signed_offsets);
         } else {
             self.non_rigid_joints = palette
                 .iter()
                 .filter(|matrix| !is_rigid_checked(matrix, tolerance))
                 .count();
         }
-        self.fill_linear_with_rotations();
+        self.fill_signed_entries();
         self.joint_count = palette.len();
         Ok(())
     }
@@ -480,8 +511,8 @@ impl PreparedPalette {
             residuals: Vec::new(),
             rigid: Vec::new(),
             largest_column_length: 0.0,
-            pivot_sign_masks: Vec::new(),
-            linear_with_rotations: Vec::new(),
+            signed_offsets: Vec::new(),
+            signed_entries: Vec::new(),
             joint_count: dual_quats.len(),
             non_rigid_joints: 0,
         };
@@ -505,8 +536,8 @@ impl PreparedPalette {
             }
         }
         prepared.largest_column_length = largest_column_length(prepared.linear_matrices());
-        pivot_sign_masks_into(&prepared.dual_quats, &mut prepared.pivot_sign_masks);
-        prepared.fill_linear_with_rotations();
+        signed_offsets_into(&prepared.dual_quats, &mut prepared.signed_offsets);
+        prepared.fill_signed_entries();
         Ok(prepared)
     }
 
@@ -528,16 +559,29 @@ impl PreparedPalette {
         self.joint_count
     }
 
-    /// Fills `linear_with_rotations` for a CoR palette with a pivot sign table (the SIMD CoR
-    /// kernel's path); leaves it empty otherwise.
-    fn fill_linear_with_rotations(&mut self) {
-        if self.spec.method == Method::CenterOfRotation && !self.pivot_sign_masks.is_empty() {
-            self.linear_with_rotations.extend(
-                self.linear
-                    .iter()
-                    .zip(&self.dual_quats)
-                    .map(|(matrix, dq)| RotationLanes::new(&matrix.0, dq.real)),
-            );
+    /// Fills `signed_entries` for a DQS or CoR palette with a pivot sign table (the SIMD
+    /// kernels' path); leaves it empty otherwise.
+    fn fill_signed_entries(&mut self) {
+        if self.signed_offsets.is_empty() {
+            return;
+        }
+        match self.spec.method {
+            Method::Linear => {}
+            Method::DualQuaternion => {
+                for dq in &self.dual_quats {
+                    self.signed_entries.push(SignedEntry::dual_quat(dq));
+                    self.signed_entries
+                        .push(SignedEntry::dual_quat(&dq.negated()));
+                }
+            }
+            Method::CenterOfRotation => {
+                for (matrix, dq) in self.linear.iter().zip(&self.dual_quats) {
+                    for rotation in [dq.real, -dq.real] {
+                        let entry = SignedEntry::rotation_lanes(&matrix.0, rotation);
+                        self.signed_entries.push(entry);
+                    }
+                }
+            }
         }
     }
 
@@ -671,18 +715,18 @@ mod tests {
             }
         }
         // Straight from the quaternions (a prepared palette would normalize them first).
-        let mut masks = Vec::new();
-        pivot_sign_masks_into(&dual_quats, &mut masks);
+        let mut offsets = Vec::new();
+        signed_offsets_into(&dual_quats, &mut offsets);
         let joints = dual_quats.len();
-        assert_eq!(masks.len(), joints * joints);
+        assert_eq!(offsets.len(), joints * joints);
         let mut flips = 0;
         for (pivot, pivot_dq) in dual_quats.iter().enumerate() {
             for (joint, dq) in dual_quats.iter().enumerate() {
                 let flip = dq.real_dot(pivot_dq) < 0.0;
                 flips += usize::from(flip);
-                let expected = if flip { SIGN_BIT } else { 0 };
+                let expected = 128 * joint + if flip { 64 } else { 0 };
                 assert_eq!(
-                    masks[pivot * joints + joint],
+                    usize::from(offsets[pivot * joints + joint]),
                     expected,
                     "pivot {pivot}, joint {joint}"
                 );
@@ -691,21 +735,21 @@ mod tests {
         assert!(flips > joints, "the palette flips: {flips}");
         let many = vec![Mat4::IDENTITY; PIVOT_SIGN_TABLE_MAX_JOINTS + 1];
         let mut large = prepare(&many, None, Method::CenterOfRotation).unwrap();
-        assert!(large.pivot_sign_masks.is_empty());
+        assert!(large.signed_offsets.is_empty());
         large.update(&many[..PIVOT_SIGN_TABLE_MAX_JOINTS]).unwrap();
         assert_eq!(
-            large.pivot_sign_masks.len(),
+            large.signed_offsets.len(),
             PIVOT_SIGN_TABLE_MAX_JOINTS * PIVOT_SIGN_TABLE_MAX_JOINTS
         );
     }
 
-    /// The SIMD kernels' 32-byte loads of a matrix's halves stay inside one cache line only
-    /// if every matrix starts on one: prepared, updated and built from dual quaternions.
-    /// A CoR palette with a pivot sign table holds each joint's 3x4 with its rotation's
-    /// quaternion in the padding lanes (x, y, z in the columns', w in the translation's), on a
-    /// cache line, through `update`; other methods and CoR palettes without a table hold none.
+    /// The signed entries the pivot sign table points into, on cache lines, through
+    /// `update`: a CoR palette holds each joint's 3x4 with its rotation's quaternion in the
+    /// padding lanes (x, y, z in the columns', w in the translation's), then the same with the
+    /// quaternion negated; a DQS palette each dual quaternion, then its negation (zeros after
+    /// the eight f32s); LBS palettes and palettes without a table hold none.
     #[test]
-    fn cor_palettes_carry_rotations_in_the_padding_lanes() {
+    fn signed_entries_are_each_joint_as_prepared_then_negated() {
         let frame = |t: f32| -> Vec<Mat4> {
             (0..9)
                 .map(|j| {
@@ -718,36 +762,52 @@ mod tests {
                 .collect()
         };
         let mut cor = prepare(&frame(0.3), None, Method::CenterOfRotation).unwrap();
+        let mut dq = prepare(&frame(0.3), None, Method::DualQuaternion).unwrap();
         for t in [0.3, 2.9] {
             cor.update(&frame(t)).unwrap();
-            assert_eq!(cor.linear_with_rotations.len(), 9);
-            for ((entry, matrix), dq) in cor
-                .linear_with_rotations
+            dq.update(&frame(t)).unwrap();
+            assert_eq!(cor.signed_entries.len(), 18);
+            assert_eq!(dq.signed_entries.len(), 18);
+            for (joint, (matrix, rigid)) in cor
+                .linear_matrices()
                 .iter()
-                .zip(cor.linear_matrices())
                 .zip(&cor.dual_quats)
+                .enumerate()
             {
-                assert_eq!(std::ptr::from_ref(entry) as usize % 64, 0);
                 let columns = [
                     matrix.matrix3.x_axis,
                     matrix.matrix3.y_axis,
                     matrix.matrix3.z_axis,
                     matrix.translation,
                 ];
-                for (c, column) in columns.iter().enumerate() {
-                    assert_eq!(entry.0[4 * c..4 * c + 3], column.to_array());
+                for (sign, entry) in [1.0, -1.0].iter().zip(&cor.signed_entries[2 * joint..]) {
+                    assert_eq!(std::ptr::from_ref(entry) as usize % 64, 0);
+                    for (c, column) in columns.iter().enumerate() {
+                        assert_eq!(entry.0[4 * c..4 * c + 3], column.to_array());
+                    }
+                    let quaternion = SignedEntry::QUATERNION_LANES.map(|lane| entry.0[lane]);
+                    assert_eq!(quaternion, (rigid.real * *sign).to_array());
                 }
-                let quaternion = RotationLanes::QUATERNION_LANES.map(|lane| entry.0[lane]);
-                assert_eq!(quaternion, dq.real.to_array());
+            }
+            for (joint, rigid) in dq.dual_quats.iter().enumerate() {
+                for (dual_quat, entry) in [*rigid, rigid.negated()]
+                    .iter()
+                    .zip(&dq.signed_entries[2 * joint..])
+                {
+                    assert_eq!(std::ptr::from_ref(entry) as usize % 64, 0);
+                    assert_eq!(entry.0[..4], dual_quat.real.to_array());
+                    assert_eq!(entry.0[4..8], dual_quat.dual.to_array());
+                    assert_eq!(entry.0[8..], [0.0; 8]);
+                }
             }
         }
-        for method in [Method::Linear, Method::DualQuaternion] {
-            let other = prepare(&frame(0.3), None, method).unwrap();
-            assert!(other.linear_with_rotations.is_empty(), "{method:?}");
-        }
+        let linear = prepare(&frame(0.3), None, Method::Linear).unwrap();
+        assert!(linear.signed_entries.is_empty() && linear.signed_offsets.is_empty());
         let many = vec![Mat4::IDENTITY; PIVOT_SIGN_TABLE_MAX_JOINTS + 1];
-        let large = prepare(&many, None, Method::CenterOfRotation).unwrap();
-        assert!(large.linear_with_rotations.is_empty());
+        for method in [Method::CenterOfRotation, Method::DualQuaternion] {
+            let large = prepare(&many, None, method).unwrap();
+            assert!(large.signed_entries.is_empty(), "{method:?}");
+        }
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     if !all8(_mm256_cmp_ps::<_CMP_ORD_Q>(center[0], center[0])) {
         return false;
     }
-    let blended = if (K == 4 || K == 8) && !block.linear_with_rotations.is_empty() {
+    let blended = if (K == 4 || K == 8) && !block.signed_entries.is_empty() {
         // SAFETY: this function runs only where AVX2 and FMA are enabled.
         unsafe { blend_with_rotations8::<K, R>(block, base) }
     } else {
@@ -76,18 +76,20 @@ unsafe fn separate_blends8<const K: usize, const R: bool>(
 
 /// [`separate_blends8`] in one blend, for four or eight influences and a palette with a pivot
 /// sign table: each influence's 3x4 and quaternion share one cache line
-/// (`PreparedPalette::linear_with_rotations`, the quaternion in the padding lanes), blended as
-/// sixteen floats by [`linear::blend_rows8`], the weight's sign flipped in the quaternion lanes
-/// by the table's entry (pivot joint, joint) as DQS's table blend does; `Σw` from the weights
-/// (the padding lane that carries it for LBS holds the quaternion's w here). Against the two
-/// blends, CoR with normals 1.09–1.11× (four influences, 10k vertices), 1.06–1.10× (eight),
-/// 0.99–1.05× (four, 100k) (`tools/ozz-compare/ab.py`, bests and medians; docs/bench.md).
+/// (`PreparedPalette::signed_entries`, the quaternion in the padding lanes), blended as
+/// sixteen floats by [`linear::blend_rows8`], the line with the quaternion negated where the
+/// table's entry (pivot joint, joint) says so, as DQS's table blend reads its negated dual
+/// quaternions; `Σw` from the weights (the padding lane that carries it for LBS holds the
+/// quaternion's w here). Against the two blends, CoR with normals 1.09–1.11× (four influences,
+/// 10k vertices), 1.06–1.10× (eight), 0.99–1.05× (four, 100k) when the weight's sign was
+/// flipped in the quaternion lanes instead of a negated line read (`tools/ozz-compare/ab.py`,
+/// bests and medians; docs/bench.md).
 /// The same blend in one `asm!` block per four influences (register-only addresses, as
 /// `dual_quat::blend4_signed`) retired 117 instructions per vertex instead of 100 (the
 /// addresses computed per influence, spilled pointers) and measured 0.99–1.10×: not kept.
 ///
 /// # Safety
-/// The CPU has AVX2 and FMA; `block.linear_with_rotations` is not empty.
+/// The CPU has AVX2 and FMA; `block.signed_entries` is not empty.
 #[inline(always)]
 unsafe fn blend_with_rotations8<const K: usize, const R: bool>(
     block: &Block<'_>,
@@ -124,18 +126,16 @@ unsafe fn blend_with_rotations8_counting<const K: usize, const R: bool, const C:
     let (pivots, zero_weights) = block_pivots(block, base)?;
     let joints = block.dual_quats.len();
     assert!(
-        block.pivot_sign_masks.len() == joints * joints
-            && block.linear_with_rotations.len() == joints
+        block.signed_offsets.len() == joints * joints && block.signed_entries.len() == 2 * joints
     );
-    let table = block.pivot_sign_masks.as_ptr();
+    let table = block.signed_offsets.as_ptr();
     let mut signs = RotationSigns {
         rows: std::array::from_fn(|l| {
             let pivot = joints8[K * l + pivot_slot_of::<K>(pivots[l], K)];
             // SAFETY: the pivot is a joint inside the palette, so its row is in the table.
             unsafe { table.add(usize::from(pivot) * joints) }
         }),
-        // SAFETY: the caller guarantees AVX2.
-        count: unsafe { _mm256_setzero_si256() },
+        count: 0,
     };
     // SAFETY: the caller guarantees AVX2 and FMA; the entries and the rows cover every joint of
     // the palette (asserted above).
@@ -143,7 +143,7 @@ unsafe fn blend_with_rotations8_counting<const K: usize, const R: bool, const C:
         let blend = linear::blend_rows8::<K, C>(
             block,
             base,
-            block.linear_with_rotations.as_ptr().cast(),
+            block.signed_entries.as_ptr().cast(),
             Some(&mut signs),
         );
         let sum = if K == 4 {

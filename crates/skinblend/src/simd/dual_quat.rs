@@ -10,7 +10,11 @@ use super::lanes::{
 use crate::influences::{
     pivot_slot, MIN_WEIGHT_SUM, PIVOT_HAS_ZERO_WEIGHT, PIVOT_LIGHT, PIVOT_SLOT_BITS,
 };
+use crate::palette::SIGNED_ENTRY_FLIP_BYTES;
 use crate::types::{Diagnostics, SkinOutputs};
+
+// `blend4_signed`'s `asm!` counts a flip by this bit as a literal.
+const _: () = assert!(SIGNED_ENTRY_FLIP_BYTES == 64);
 
 /// The sign-aligned blends `Σ ±wᵢ dqᵢ` of vertices `base .. base + 8` (not normalized), one
 /// component of all eight per register (`[x, y, z, w]` real, then dual), and their sign flips;
@@ -37,7 +41,7 @@ pub(super) unsafe fn blend8<const K: usize, const R: bool, const D: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 8], usize)> {
-    if D && (K == 4 || K == 8) && !block.pivot_sign_masks.is_empty() {
+    if D && (K == 4 || K == 8) && !block.signed_entries.is_empty() {
         // SAFETY: the caller guarantees AVX2 and FMA; the table is the palette's.
         return unsafe { blend_signed_table8::<K, R>(block, base) };
     }
@@ -310,25 +314,23 @@ pub(super) fn pivot_slot_of<const K: usize>(byte: u8, k: usize) -> usize {
 }
 
 /// [`blend8`] of DQS (real and dual parts) for four or eight influences per vertex with the
-/// palette's pivot sign table (`Block::pivot_sign_masks`, not empty): each vertex's blend in
-/// one register `real | dual`, one influence at a time, its weight's sign bit flipped by the
-/// entry of its joint in the row of the vertex's pivot joint ([`blend4_signed`]), instead of
-/// the slot-by-slot blend's dot of every influence with the pivot; then the eight blends
-/// transposed. The same decisions as
-/// the scalar kernel (the table holds its sign test, the pivot is [`block_pivots`]'), so the
-/// same flips and results up to f32 rounding. Against the slot-by-slot blend, DQS with normals
-/// 1.14–1.15× (four influences, 10k vertices), 1.14–1.16× (100k), 1.19× (eight influences)
-/// (`tools/ozz-compare/ab.py`, bests and medians; docs/bench.md). CoR, which needs the real
-/// parts only, measured 0.91–0.95× with it; it reads the table in its own blend instead
+/// palette's pivot sign table (`Block::signed_offsets`, not empty): each vertex's blend in one
+/// register `real | dual`, one influence at a time, each influence's dual quaternion read from
+/// the line its entry in the row of the vertex's pivot joint points to (the joint's dual
+/// quaternion or its negation, `Block::signed_entries`; [`blend4_signed`]), instead of the
+/// slot-by-slot blend's dot of every influence with the pivot; then the eight blends
+/// transposed. The same decisions as the scalar kernel (the table holds its sign test, the
+/// pivot is [`block_pivots`]'), so the same flips and results up to f32 rounding. Against the
+/// slot-by-slot blend, DQS with normals 1.14–1.15× (four influences, 10k vertices), 1.14–1.16×
+/// (100k), 1.19× (eight influences) when the table held sign masks that flipped each weight;
+/// reading the negated dual quaternion instead (two instructions per influence fewer: no sign
+/// broadcast, no xor) 1.08× (10k) and 1.06× (100k) as a probe (`tools/ozz-compare/ab.py`,
+/// fastest calls; docs/bench.md). CoR reads the table in its own blend
 /// (`cor::blend_with_rotations8`).
 ///
-/// The flips are counted in 64-bit lanes from the sign masks themselves (each flip adds
-/// `0x8000_0000` to both halves of a lane; after `n` flips its low 63 bits are `n · 2³¹`),
-/// which counts a zero weight whose joint would flip: blocks holding a zero weight subtract
-/// those afterwards, one slot at a time.
-///
 /// # Safety
-/// The CPU has AVX2 and FMA; `block.pivot_sign_masks` is the table of `block.dual_quats`.
+/// The CPU has AVX2 and FMA; `block.signed_offsets` is the table of `block.dual_quats` and
+/// `block.signed_entries` its lines.
 #[inline(always)]
 unsafe fn blend_signed_table8<const K: usize, const R: bool>(
     block: &Block<'_>,
@@ -361,22 +363,25 @@ unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: b
         return None;
     }
     let joints = block.dual_quats.len();
-    assert!(block.pivot_sign_masks.len() == joints * joints);
+    assert!(
+        block.signed_offsets.len() == joints * joints && block.signed_entries.len() == 2 * joints
+    );
     // SAFETY (whole body): the caller guarantees AVX2 and FMA; the pointer reads are justified
     // where they are.
     unsafe {
         let (pivots, zero_weights) = block_pivots(block, base)?;
-        let dual_quats = block.dual_quats.as_ptr().cast::<f32>();
-        let table = block.pivot_sign_masks.as_ptr();
-        let mut count = _mm256_setzero_si256();
+        let entries = block.signed_entries.as_ptr().cast::<f32>();
+        let table = block.signed_offsets.as_ptr();
+        let mut count = 0;
         let mut rows = [_mm256_setzero_ps(); LANES];
         for (l, row) in rows.iter_mut().enumerate() {
             let vertex_joints = &joints8[K * l..K * (l + 1)];
             let pivot = usize::from(vertex_joints[pivot_slot_of::<K>(pivots[l], K)]);
             // SAFETY: `pivot` is a joint inside the palette, so its row is inside the table;
-            // each call reads four weights and four joints of this vertex (K is 4 or 8), and
-            // every joint is inside the palette and its row.
-            let signs = table.add(pivot * joints);
+            // each call reads four weights and four joints of this vertex (K is 4 or 8), every
+            // joint is inside the palette and its row, and every offset of the table points to
+            // a line of `entries` (asserted lengths).
+            let offsets = table.add(pivot * joints);
             let weights = weights8.as_ptr().add(K * l);
             let mut blend = _mm256_setzero_ps();
             for group in 0..K / 4 {
@@ -384,8 +389,8 @@ unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: b
                     blend,
                     weights.add(4 * group),
                     vertex_joints.as_ptr().add(4 * group),
-                    signs,
-                    dual_quats,
+                    offsets,
+                    entries,
                     &mut count,
                 );
             }
@@ -398,6 +403,12 @@ unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: b
         };
         Some((transpose8(rows), flips))
     }
+}
+
+/// Whether `offset`, an entry of the pivot sign table, is a sign flip.
+#[inline(always)]
+pub(super) fn is_flip(offset: u16) -> bool {
+    offset & SIGNED_ENTRY_FLIP_BYTES != 0
 }
 
 /// The sign flips that the call's tally (`super::tallied_sign_flips`) counts for the vertices
@@ -418,29 +429,27 @@ pub(super) fn tallied_flips(block: &Block<'_>, range: std::ops::Range<usize>) ->
         let row = usize::from(vertex_joints[pivot_slot(weights)]) * joints;
         for (&joint, &weight) in vertex_joints.iter().zip(weights) {
             if weight > 0.0 {
-                flips += (block.pivot_sign_masks[row + usize::from(joint)] >> 31) as usize;
+                flips += usize::from(is_flip(block.signed_offsets[row + usize::from(joint)]));
             }
         }
     }
     flips
 }
 
-/// The sign flips of a block blended with the pivot sign table, from `count` (each influence's
-/// broadcast sign mask added in 64-bit lanes: after `n` flips the low 63 bits of lane 0 are
-/// `n · 2³¹`), less the flips of zero weights, which never count (`zero_weights`: a vertex of
-/// the block has one, its pivot byte says which). Four or eight influences per vertex.
+/// The sign flips of a block blended with the pivot sign table, from `count` (each
+/// influence's entry's flip bit, [`SIGNED_ENTRY_FLIP_BYTES`], added as it is read), less the
+/// flips of zero weights, which never count (`zero_weights`: a vertex of the block has one,
+/// its pivot byte says which). Four or eight influences per vertex.
 #[inline(always)]
 pub(super) fn table_flips<const K: usize>(
     block: &Block<'_>,
     base: usize,
     pivots: [u8; LANES],
     zero_weights: bool,
-    count: __m256i,
+    count: usize,
 ) -> usize {
     assert!(K == 4 || K == 8);
-    // SAFETY: SSE2 is part of x86-64.
-    let counted = unsafe { _mm_cvtsi128_si64(_mm256_castsi256_si128(count)) } as u64;
-    let mut flips = ((counted & (u64::MAX >> 1)) >> 31) as usize;
+    let mut flips = count / usize::from(SIGNED_ENTRY_FLIP_BYTES);
     if zero_weights {
         let joints = block.dual_quats.len();
         let (joints8, weights8) = block.influences8::<K>(base);
@@ -449,8 +458,8 @@ pub(super) fn table_flips<const K: usize>(
             let pivot = usize::from(vertex_joints[pivot_slot_of::<K>(pivots[l], K)]);
             for (&joint, &weight) in vertex_joints.iter().zip(&weights8[K * l..K * (l + 1)]) {
                 if weight == 0.0 {
-                    let mask = block.pivot_sign_masks[pivot * joints + usize::from(joint)];
-                    flips -= (mask >> 31) as usize;
+                    let offset = block.signed_offsets[pivot * joints + usize::from(joint)];
+                    flips -= usize::from(is_flip(offset));
                 }
             }
         }
@@ -458,43 +467,44 @@ pub(super) fn table_flips<const K: usize>(
     flips
 }
 
-/// `blend + Σₛ (weights[s] with its sign bit xor signs[joints[s]]) · dual_quats[joints[s]]`
-/// over four influences, one 32-byte dual quaternion per influence, as one `asm!` block: per
-/// influence a joint load, two broadcasts (the weight, the sign mask), an xor and a multiply-add
-/// reading the dual quaternion through a register alone (see `lanes::blend4_entries`). Adds
-/// each sign mask to `count` in 64-bit lanes ([`blend_signed_table8`]) where `C`.
+/// `blend + Σₛ weights[s] · (the line at entries + offsets[joints[s]])` over four influences:
+/// each influence's dual quaternion, or its negation where the pivot sign table's row
+/// `offsets` says so, as one `asm!` block: per influence a joint load, its offset's load, a
+/// weight broadcast, an add and a multiply-add reading the line through a register alone (an
+/// indexed memory operand would cost a second rename slot, see `lanes::blend4_entries`). Where
+/// `C`, adds each offset's flip bit ([`SIGNED_ENTRY_FLIP_BYTES`]) to `count` (so `count` grows
+/// by that many per flip).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; `weights` and `joints` are valid for reading four elements, every
-/// joint `j` among them indexes `signs` (`signs[j]` readable) and `dual_quats` (8 f32s at `8 j`).
+/// joint `j` among them indexes `offsets` (`offsets[j]` readable), and every offset read is
+/// that of a 32-byte readable line of `entries`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn blend4_signed<const C: bool>(
     blend: __m256,
     weights: *const f32,
     joints: *const u16,
-    signs: *const u32,
-    dual_quats: *const f32,
-    count: &mut __m256i,
+    offsets: *const u16,
+    entries: *const f32,
+    count: &mut usize,
 ) -> __m256 {
     let mut blend = blend;
     // One influence: its joint at byte `$joint` of `joints`, its weight at byte `$weight` of
-    // `weights`.
+    // `weights`; `$count` counts its flip or is empty.
     macro_rules! influence {
         ($joint:literal, $weight:literal, $count:literal) => {
             concat!(
                 "movzx {j:e}, word ptr [{joints} + ",
                 $joint,
                 "]\n",
+                "movzx {j:e}, word ptr [{offsets} + 2*{j}]\n",
                 "vbroadcastss {w}, dword ptr [{weights} + ",
                 $weight,
                 "]\n",
-                "vbroadcastss {sign}, dword ptr [{signs} + 4*{j}]\n",
-                "shl {j:e}, 5\n",
-                "add {j}, {dual_quats}\n",
-                "vxorps {w}, {w}, {sign}\n",
                 $count,
-                "vfmadd231ps {blend}, {w}, ymmword ptr [{j}]",
+                "add {j}, {entries}\n",
+                "vfmadd231ps {blend}, {w}, ymmword ptr [{j}]\n",
             )
         };
     }
@@ -508,13 +518,13 @@ unsafe fn blend4_signed<const C: bool>(
                 influence!("6", "12", $count),
                 weights = in(reg) weights,
                 joints = in(reg) joints,
-                signs = in(reg) signs,
-                dual_quats = in(reg) dual_quats,
+                offsets = in(reg) offsets,
+                entries = in(reg) entries,
                 j = out(reg) _,
+                flip = out(reg) _,
                 w = out(ymm_reg) _,
-                sign = out(ymm_reg) _,
                 blend = inout(ymm_reg) blend,
-                count = inout(ymm_reg) *count,
+                count = inout(reg) *count,
                 options(pure, readonly, nostack),
             )
         };
@@ -522,9 +532,9 @@ unsafe fn blend4_signed<const C: bool>(
     // SAFETY: the caller guarantees the reads; the block reads memory and writes registers only.
     unsafe {
         if C {
-            four!("vpaddq {count}, {count}, {sign}\n");
+            four!("mov {flip:e}, {j:e}\nand {flip:e}, 64\nadd {count}, {flip}\n");
         } else {
-            four!("/* {count}: not counted */\n");
+            four!("/* {count} {flip}: not counted */\n");
         }
     }
     blend

@@ -7,7 +7,7 @@ use std::mem::{align_of, offset_of, size_of, MaybeUninit};
 
 use glam::{Affine3A, Mat3A, Quat, Vec3, Vec4};
 
-use crate::palette::{PreparedPalette, RotationLanes};
+use crate::palette::{PreparedPalette, SignedEntry};
 use crate::types::SkinInput;
 use crate::DualQuat;
 
@@ -31,10 +31,10 @@ const _: () = assert!(size_of::<Affine3A>() == 64 && offset_of!(Affine3A, matrix
 const _: () = assert!(offset_of!(Affine3A, translation) == 48);
 const _: () = assert!(offset_of!(Mat3A, x_axis) == 0 && offset_of!(Mat3A, y_axis) == 16);
 const _: () = assert!(offset_of!(Mat3A, z_axis) == 32);
-// `RotationLanes` (CoR's 3x4s with their quaternions, `#[repr(C, align(64))]` around 16 f32s):
-// one entry is 64 bytes, the stride `linear::blend_rows8` reads, the entries of `Affine3A`'s
-// layout above.
-const _: () = assert!(size_of::<RotationLanes>() == 64 && align_of::<RotationLanes>() == 64);
+// `SignedEntry` (the lines the pivot sign table points into, `#[repr(C, align(64))]` around 16
+// f32s): one line is 64 bytes; CoR's hold 3x4s in `Affine3A`'s layout above, DQS's a
+// `DualQuat` in its first 32 bytes.
+const _: () = assert!(size_of::<SignedEntry>() == 64 && align_of::<SignedEntry>() == 64);
 
 /// Vertices per block: one per lane of a 256-bit register.
 pub(super) const LANES: usize = super::BLOCK_VERTICES;
@@ -58,12 +58,12 @@ pub(super) struct Block<'a> {
     pub(super) dual_quats: &'a [DualQuat],
     /// DQS and CoR: whether each joint is rigid.
     pub(super) rigid: &'a [bool],
-    /// DQS and CoR: the palette's pivot sign table (`PreparedPalette::pivot_sign_masks`; rows
-    /// of `dual_quats.len()` entries), or empty.
-    pub(super) pivot_sign_masks: &'a [u32],
-    /// CoR with a pivot sign table: the joints' 3x4s with their rotations in the padding lanes
-    /// (`PreparedPalette::linear_with_rotations`, 16 f32s each), or empty.
-    pub(super) linear_with_rotations: &'a [RotationLanes],
+    /// DQS and CoR: the palette's pivot sign table (`PreparedPalette::signed_offsets`: rows
+    /// of `dual_quats.len()` byte offsets into `signed_entries`), or empty.
+    pub(super) signed_offsets: &'a [u16],
+    /// DQS and CoR with the pivot sign table: each joint's line as prepared, then negated
+    /// (`PreparedPalette::signed_entries`), or empty.
+    pub(super) signed_entries: &'a [SignedEntry],
     /// Divide the weights by their sum (LBS and CoR's center blend; DQS normalizes anyway).
     pub(super) renormalize: bool,
     /// The palette's largest 3x3 column length ([`PreparedPalette`]'s bound for LBS's singular
@@ -116,8 +116,8 @@ impl<'a> Block<'a> {
             linear: palette.linear_matrices(),
             dual_quats: &palette.dual_quats,
             rigid: &palette.rigid,
-            pivot_sign_masks: &palette.pivot_sign_masks,
-            linear_with_rotations: &palette.linear_with_rotations,
+            signed_offsets: &palette.signed_offsets,
+            signed_entries: &palette.signed_entries,
             renormalize,
             largest_column_length: palette.largest_column_length,
             tally_flips,

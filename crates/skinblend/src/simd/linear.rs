@@ -11,6 +11,7 @@ use super::lanes::{
     store3x8, store_tangents8, transpose4_in_halves, transpose8, Block, LANES,
 };
 use crate::influences::MIN_WEIGHT_SUM;
+use crate::palette::SIGNED_ENTRY_FLIP_BYTES;
 use crate::reference::SINGULAR_RELATIVE;
 use crate::types::{Diagnostics, SkinOutputs};
 
@@ -87,20 +88,20 @@ pub(super) struct Blend16x8 {
 }
 
 /// The signs of the quaternion lanes of a CoR blend ([`blend_rows8`]): each vertex's row of the
-/// palette's pivot sign table, and the running count of the masks read (added in 64-bit lanes,
-/// as `dual_quat::table_flips` decodes it; only where the blend counts, its `C`).
+/// palette's pivot sign table, and the running count of the flips read (each adds its entry's
+/// flip bit, as `dual_quat::table_flips` decodes it; only where the blend counts, its `C`).
 pub(super) struct RotationSigns {
-    /// Vertex `l`'s pivot joint's row of the table (entries indexed by joint).
-    pub(super) rows: [*const u32; LANES],
-    /// The sign masks read, added in 64-bit lanes.
-    pub(super) count: __m256i,
+    /// Vertex `l`'s pivot joint's row of the table (byte offsets of lines, indexed by joint).
+    pub(super) rows: [*const u16; LANES],
+    /// The flip bits read, added.
+    pub(super) count: usize,
 }
 
-/// Blends the sixteen floats at `entries + 16 joint` (a palette of 3x4s, 64 bytes each) of
-/// vertices `base .. base + 8`. With `signs`, each weight's sign bit is flipped in the four
-/// padding lanes where the vertex's row of the pivot sign table says so (CoR's quaternion lanes,
-/// `PreparedPalette::linear_with_rotations`), and where `C` the masks are counted; without, the
-/// weights are as stored.
+/// Blends sixteen floats per influence of vertices `base .. base + 8`: without `signs`, those
+/// at `entries + 16 joint` (a palette of 3x4s, 64 bytes each); with `signs`, the line of
+/// `entries` that the vertex's row of the pivot sign table gives for the joint (CoR's 3x4 with
+/// its quaternion or with the quaternion negated, `PreparedPalette::signed_entries`), and where
+/// `C` the flips are counted.
 ///
 /// Each vertex is blended in two 256-bit registers ([`blend_vertex`]); the blends are then
 /// transposed to one component of all eight per register: with eight influences as eight rows
@@ -110,8 +111,9 @@ pub(super) struct RotationSigns {
 /// rounds, 0.95× in one; docs/bench.md).
 ///
 /// # Safety
-/// The CPU has AVX2 and FMA; `entries` holds 16 f32s for every joint of the palette (and
-/// `signs`' rows an entry for each). (Not a `#[target_feature]` function, as [`blend8`].)
+/// The CPU has AVX2 and FMA; `entries` holds 16 f32s for every joint of the palette (with
+/// `signs`: `signs`' rows an entry for each, each the offset of 64 readable bytes of
+/// `entries`). (Not a `#[target_feature]` function, as [`blend8`].)
 #[inline(always)]
 pub(super) unsafe fn blend_rows8<const K: usize, const C: bool>(
     block: &Block<'_>,
@@ -213,8 +215,9 @@ pub(super) unsafe fn blend_rows8<const K: usize, const C: bool>(
 /// per block: LBS with normals 1.03–1.06× at K = 4, 1.02× at K = 8 by
 /// `tools/ozz-compare/ab.py`, docs/bench.md); the other padding lanes are blended and dropped
 /// unread. With `signs` (`(row, count)`: the vertex's row of the pivot sign table, the running
-/// count), each weight's sign bit is flipped in the padding lanes by its joint's entry of the
-/// row, and where `C` the entry is added to `count` in 64-bit lanes.
+/// count), each joint's entry is the line at its offset in the row (CoR's 3x4 with its
+/// quaternion, or with the quaternion negated), and where `C` its flip bit is added to
+/// `count`.
 ///
 /// Each joint is read and scaled where it is used, not widened eight at a time per block and
 /// read back from the stack (`JointOffsets`): that store and reload sat at the head of the
@@ -222,18 +225,18 @@ pub(super) unsafe fn blend_rows8<const K: usize, const C: bool>(
 /// LBS with normals 1.037× at 10k, 1.064× at 100k, K = 8 1.024×, CoR 1.020×, fastest calls).
 ///
 /// # Safety
-/// The CPU has AVX2 and FMA; `entries` holds 16 f32s for every joint (and the row an entry for
-/// each). (Not a `#[target_feature]` function, as [`blend8`].)
+/// The CPU has AVX2 and FMA; `entries` holds 16 f32s for every joint (with a row: the row an
+/// entry for each joint, each the offset of 64 readable bytes of `entries`). (Not a
+/// `#[target_feature]` function, as [`blend8`].)
 #[inline(always)]
 unsafe fn blend_vertex<const C: bool>(
     entries: *const f32,
     joints: &[u16],
     weights: &[f32],
-    mut signs: Option<(*const u32, &mut __m256i)>,
+    mut signs: Option<(*const u16, &mut usize)>,
 ) -> (__m256, __m256) {
     // SAFETY (whole body): the caller guarantees AVX2, FMA, the entries and the row.
     unsafe {
-        let padding_lanes = _mm256_castsi256_ps(_mm256_setr_epi32(0, 0, 0, -1, 0, 0, 0, -1));
         let mut c01 = _mm256_setzero_ps();
         let mut c23 = _mm256_setzero_ps();
         for (joint, &weight) in joints.iter().zip(weights) {
@@ -241,21 +244,22 @@ unsafe fn blend_vertex<const C: bool>(
             // four at once and extract them with shuffles, on the port the transposes already
             // use. (Safe to read: the pointer comes from a reference.)
             let joint = usize::from(std::ptr::from_ref(joint).read_volatile());
-            let mut w = _mm256_set1_ps(weight);
-            if let Some((row, count)) = signs.as_mut() {
-                let sign = _mm256_set1_epi32(row.add(joint).read() as i32);
-                if C {
-                    **count = _mm256_add_epi64(**count, sign);
-                }
-                w = _mm256_xor_ps(w, _mm256_and_ps(_mm256_castsi256_ps(sign), padding_lanes));
-            }
+            let w = _mm256_set1_ps(weight);
             // `Influences` guarantees joint < joint_count and `skin_into` checked that the
             // palette has at least joint_count entries of 16 contiguous f32s (layout asserts in
-            // `lanes`), so both 32-byte loads are inside entry `joint`.
-            let (m01, m23) = {
-                let m = entries.add(16 * joint);
-                (_mm256_loadu_ps(m), _mm256_loadu_ps(m.add(8)))
+            // `lanes`), so both 32-byte loads are inside entry `joint`; with a row, inside the
+            // line its offset gives (the caller's contract).
+            let m = match signs.as_mut() {
+                Some((row, count)) => {
+                    let offset = row.add(joint).read();
+                    if C {
+                        **count += usize::from(offset & SIGNED_ENTRY_FLIP_BYTES);
+                    }
+                    entries.byte_add(usize::from(offset))
+                }
+                None => entries.add(16 * joint),
             };
+            let (m01, m23) = (_mm256_loadu_ps(m), _mm256_loadu_ps(m.add(8)));
             c01 = _mm256_fmadd_ps(m01, w, c01);
             c23 = _mm256_fmadd_ps(m23, w, c23);
         }

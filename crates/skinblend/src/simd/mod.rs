@@ -27,7 +27,7 @@
 //! helpers, the block context), `linear` (the 3x4 blend and LBS), `dual_quat` (the one sign-aligned
 //! DQ blend and the rigid-motion apply, DQS), `cor` (CoR from both blends).
 
-use crate::palette::PreparedPalette;
+use crate::palette::{PreparedPalette, SIGNED_ENTRY_FLIP_BYTES};
 use crate::types::{Diagnostics, Method, SkinInput, SkinOutputs};
 
 #[cfg(target_arch = "x86_64")]
@@ -86,9 +86,9 @@ pub(crate) fn flip_tally<'a>(
     let counts = input.influences().pivot_pair_counts();
     let table_blend = match palette.method() {
         Method::Linear => false,
-        Method::DualQuaternion => !palette.pivot_sign_masks.is_empty(),
+        Method::DualQuaternion => !palette.signed_entries.is_empty(),
         Method::CenterOfRotation => {
-            !palette.linear_with_rotations.is_empty() && input.rotation_centers().is_some()
+            !palette.signed_entries.is_empty() && input.rotation_centers().is_some()
         }
     };
     (table_blend && !counts.is_empty()).then_some(counts)
@@ -104,38 +104,40 @@ pub(crate) fn tallied_sign_flips(input: &SkinInput<'_>, palette: &PreparedPalett
     let joints = input.influences().joint_count();
     // Rows of the table are as long as the palette, which may have more joints than the mesh.
     let table_row = palette.dual_quats.len();
-    let masks = &palette.pivot_sign_masks;
+    let offsets = &palette.signed_offsets;
     #[cfg(target_arch = "x86_64")]
     if avx2::available() {
         // SAFETY: AVX2 is available (checked above).
-        return unsafe { avx2::flipped_count(counts, masks, joints, table_row) } as usize;
+        return unsafe { avx2::flipped_count(counts, offsets, joints, table_row) } as usize;
     }
-    flipped_count(counts, masks, joints, table_row) as usize
+    flipped_count(counts, offsets, joints, table_row) as usize
 }
 
-/// The sum of the `counts` (rows of `joints`) whose entry in `masks` (rows of `table_row`) is
-/// a flip. In u32, eight entries to a register: the counts add up to at most the mesh's slot
-/// count, which `Influences::pivot_pair_counts` checked fits, so the sum does not wrap.
+/// The sum of the `counts` (rows of `joints`) whose entry in `offsets` (the pivot sign table,
+/// rows of `table_row`) is a flip. In u32, eight entries to a register: the counts add up to
+/// at most the mesh's slot count, which `Influences::pivot_pair_counts` checked fits, so the
+/// sum does not wrap.
 #[inline(always)]
-fn flipped_count(counts: &[u32], masks: &[u32], joints: usize, table_row: usize) -> u32 {
-    let row = |counts: &[u32], masks: &[u32]| {
+fn flipped_count(counts: &[u32], offsets: &[u16], joints: usize, table_row: usize) -> u32 {
+    let row = |counts: &[u32], offsets: &[u16]| {
         counts
             .iter()
-            .zip(masks)
-            .fold(0u32, |flips, (&count, &mask)| {
-                // The mask's sign bit spread to all 32 bits: all ones where the entry flips.
-                flips.wrapping_add(count & ((mask as i32) >> 31) as u32)
+            .zip(offsets)
+            .fold(0u32, |flips, (&count, &offset)| {
+                // All ones where the entry flips.
+                let flip = 0u32.wrapping_sub(u32::from(offset & SIGNED_ENTRY_FLIP_BYTES != 0));
+                flips.wrapping_add(count & flip)
             })
     };
     if table_row == joints {
         // One loop over the whole table (no sum across the lanes per row).
-        return row(counts, masks);
+        return row(counts, offsets);
     }
     counts
         .chunks_exact(joints)
-        .zip(masks.chunks_exact(table_row))
-        .fold(0u32, |flips, (counts, masks)| {
-            flips.wrapping_add(row(counts, masks))
+        .zip(offsets.chunks_exact(table_row))
+        .fold(0u32, |flips, (counts, offsets)| {
+            flips.wrapping_add(row(counts, offsets))
         })
 }
 
@@ -169,11 +171,11 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     pub(super) fn flipped_count(
         counts: &[u32],
-        masks: &[u32],
+        offsets: &[u16],
         joints: usize,
         table_row: usize,
     ) -> u32 {
-        super::flipped_count(counts, masks, joints, table_row)
+        super::flipped_count(counts, offsets, joints, table_row)
     }
 
     /// Method codes for the driver's const parameter.
