@@ -324,8 +324,9 @@ pub(super) fn pivot_slot_of<const K: usize>(byte: u8, k: usize) -> usize {
 /// slot-by-slot blend, DQS with normals 1.14–1.15× (four influences, 10k vertices), 1.14–1.16×
 /// (100k), 1.19× (eight influences) when the table held sign masks that flipped each weight;
 /// reading the negated dual quaternion instead (two instructions per influence fewer: no sign
-/// broadcast, no xor) 1.08× (10k) and 1.06× (100k) as a probe (`tools/ozz-compare/ab.py`,
-/// fastest calls; docs/bench.md). CoR reads the table in its own blend
+/// broadcast, no xor) 1.04–1.05× (10k, 100k, eight influences, tangents; a probe with u32
+/// offsets and 64-byte joints measured 1.08× / 1.06×) (`tools/ozz-compare/ab.py`, fastest
+/// calls; docs/bench.md "Latency"). CoR reads the table in its own blend
 /// (`cor::blend_with_rotations8`).
 ///
 /// # Safety

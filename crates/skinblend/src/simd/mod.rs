@@ -9,11 +9,13 @@
 //! vertices; the sign-aligned dual quaternion blend of DQS and CoR works on all eight vertices
 //! at once, slot by slot, from rows of 16-byte halves transposed inside the halves (two to
 //! eight influences), except that DQS with four or eight influences and a palette of at most
-//! 128 joints blends each vertex in one register, each influence's sign read from the
-//! palette's pivot sign table, and transposes the eight blends; CoR with four or eight
-//! influences and the table blends each vertex's 3x4 and quaternion together, sixteen floats
-//! from one cache line per influence, as LBS blends its 3x4s; one influence or more than
-//! eight blend one vertex at a time. The rest is eight-wide.
+//! 128 joints blends each vertex in one register, each influence's dual quaternion read as is or
+//! negated where the palette's pivot sign table points, and transposes the eight blends; CoR
+//! with four or eight influences and the table blends each vertex's 3x4 and quaternion
+//! together, sixteen floats from one cache line per influence (the quaternion negated in the
+//! line the table points to), as LBS blends its 3x4s; one influence or more than eight blend
+//! one vertex at a time. The rest is eight-wide. Where a mesh is large enough, those table
+//! blends count no sign flips: the call counts them once ([`flip_tally`]).
 //! The 3x4 and four-or-eight-influence DQ blends read each joint where they address its palette
 //! entry; the slot-by-slot DQ blend widens a block's offsets eight at a time first (measured
 //! both ways each, docs/bench.md "Latency"). A block the SIMD path cannot take whole (an unweighted vertex, a vertex
