@@ -79,8 +79,8 @@ pub(crate) fn select(
 /// has the counts. Then each piece of a call leaves out the flips of the blocks the table blend
 /// takes, and takes back (wrapping) those of the counted vertices it sends to the scalar kernel
 /// instead, so that the pieces' counts plus [`tallied_sign_flips`] (wrapping) are exact. Against
-/// counting per influence, SIMD DQS with normals 1.076×, CoR 1.026× (10k vertices;
-/// docs/bench.md "Latency").
+/// a vector add per influence, SIMD DQS with normals 1.040× / 1.052×, CoR 1.080× / 1.081× (10k /
+/// 100k vertices, fastest calls; docs/bench.md "Latency").
 pub(crate) fn flip_tally<'a>(
     input: &SkinInput<'a>,
     palette: &PreparedPalette,
