@@ -70,11 +70,12 @@ pub(crate) const PIVOT_LIGHT: u8 = 0b1000_0000;
 const PAIR_COUNT_BLOCK_VERTICES: usize = 8;
 
 /// [`Influences::pivot_pair_counts`] is built where the counted influences are at least this
-/// many times its `joint_count²` entries: then reading the table once per call (about a fifth
-/// of a cycle per entry, vectorized) costs a few per cent of the per-influence count it
-/// replaces (one vector add per influence, 5–8 % of SIMD DQS with normals), and the counts
-/// take at most a twelfth of the memory of the joints and weights (4 bytes per entry against
-/// 6 per influence).
+/// many times its `joint_count²` entries: then reading the table once per call (about one
+/// instruction per entry: 4,000 for 64 joints, callgrind of `kernel_instructions dq pn 4 10000
+/// 20`, `skin_into` less the kernel) costs a few per cent of the per-influence count it replaces
+/// (three instructions per influence; counting per influence measured 4–5 % of SIMD DQS with
+/// normals, docs/bench.md "Latency"), and the counts take at most a twelfth of the memory of
+/// the joints and weights (4 bytes per entry against 6 per influence).
 const PAIR_COUNT_MIN_INFLUENCES_PER_ENTRY: usize = 8;
 
 /// The counts of [`Influences::pivot_pair_counts`]: entry `pivot_joint * joint_count + joint`

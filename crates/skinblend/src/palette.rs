@@ -318,9 +318,11 @@ const _: () = assert!(std::mem::align_of::<LineAligned>() >= std::mem::align_of:
 
 /// The most joints for which a prepared DQS or CoR palette holds its pivot sign table
 /// (`PreparedPalette::signed_offsets`): 128² entries of 2 bytes, 32 KiB. Built with every
-/// `update` (64 joints: about 29,000 instructions, what the SIMD DQS kernel spends on about
-/// 400 vertices; callgrind of `kernel_instructions dq pn 4 8 1` collecting `prepare`). Larger
-/// palettes skip the table, and their SIMD kernels dot each influence with the pivot.
+/// `update` (64 joints: about 32,500 instructions for the table and 7,300 (DQS) or 9,300 (CoR)
+/// for `signed_entries`, what the SIMD DQS kernel spends on about 700 vertices; callgrind of
+/// `kernel_instructions dq pn 4 8 1` (and `cor ..`) collecting `signed_offsets_into` and
+/// `fill_signed_entries`). Larger palettes skip the table, and their SIMD kernels dot each
+/// influence with the pivot.
 pub(crate) const PIVOT_SIGN_TABLE_MAX_JOINTS: usize = 128;
 
 /// Fills `offsets` with the pivot sign table of `dual_quats` (see
