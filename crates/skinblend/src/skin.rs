@@ -64,12 +64,25 @@ const PARALLEL_MIN_VERTICES: usize = 4_096;
 /// 1.52×/1.82×/1.88× at 100k, and within the runs' noise at 1M.
 const PARALLEL_PIECES_PER_THREAD: usize = 4;
 
+/// Most vertices in one parallel piece (about 14 µs of LBS on one core): larger meshes are cut
+/// finer than [`PARALLEL_PIECES_PER_THREAD`] alone would. On a shared host, a core can be taken
+/// away in the middle of a call (16 % of the time under load on the two-core development VM,
+/// `/proc/stat` steal), and the other thread can take over only the pieces not yet started: with
+/// four pieces per thread a stalled core held back an eighth of the call. Two threads over one
+/// (`tools/ozz-compare/ab.py` 9–11 rounds of `kernel_instructions METHOD pn 4 N CALLS 64 2`
+/// against the same build's one-thread run), this against four pieces per thread: LBS at 100k
+/// median rate 1.82× against 1.16×, fastest call 1.73× against 1.55×; at 1M 1.66× against
+/// 1.07× and 1.80× against 1.68×; DQS at 100k 1.94× against 1.72×; CoR at 1M 2.05× against
+/// 1.88×. An uncontended split costs a deque push and pop per piece: 244 at 1M.
+const PARALLEL_PIECE_MAX_VERTICES: usize = 4_096;
+
 /// Skins `input` under a prepared palette into caller-owned buffers, as `run` says. Allocates
 /// nothing.
 ///
 /// Checks lengths in O(1): every output must have one element per vertex, and the palette must
 /// cover the influences' joints. With the default `rayon` feature, meshes of 4,096 vertices and
-/// more are split over the current rayon pool (unless `run.parallel` is `false`), four pieces per thread (run inside
+/// more are split over the current rayon pool (unless `run.parallel` is `false`), four pieces per thread
+/// and at most 4,096 vertices a piece (run inside
 /// `ThreadPool::install` to choose the thread count, one included); the result is bit-identical
 /// to the serial one because every vertex is computed the same way whichever thread runs it.
 ///
@@ -145,7 +158,7 @@ fn skin_parallel(
         let threads = rayon::current_num_threads();
         if run.parallel && count >= PARALLEL_MIN_VERTICES && threads > 1 {
             let pieces = threads * PARALLEL_PIECES_PER_THREAD;
-            let piece_vertices = count.div_ceil(pieces);
+            let piece_vertices = count.div_ceil(pieces).min(PARALLEL_PIECE_MAX_VERTICES);
             return skin_split(
                 input,
                 palette,

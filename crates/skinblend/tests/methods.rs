@@ -484,7 +484,9 @@ fn library_agrees_with_the_f64_reference() {
 #[test]
 fn parallel_result_is_bit_identical_to_serial() {
     let mut rng = Rng::new(9);
-    let rig = random_rig(&mut rng, 20_000, 4, 16, true);
+    // Large enough that two threads cut it into pieces of the 4,096-vertex cap (40,000 / 8
+    // pieces would be 5,000), three and eight threads into the count per thread.
+    let rig = random_rig(&mut rng, 40_000, 4, 16, true);
     let input = SkinInput::new(
         &rig.positions,
         Some(&rig.normals),
