@@ -20,6 +20,8 @@ for round in $(seq 1 "$rounds"); do
   echo "skinblend loadavg $(cat /proc/loadavg)" >"$out/round-$round-load.txt"
   "$skinblend" bench --quick --json >"$out/round-$round-skinblend.json"
   echo "ozz loadavg $(cat /proc/loadavg)" >>"$out/round-$round-load.txt"
+  # The sampling of `skinblend bench --quick` (5 samples of at least 25 ms), so that both
+  # programs take their fastest call from as many calls.
   "$ozz" --samples 5 --sample-ms 25 >"$out/round-$round-ozz.txt"
   echo "round $round of $rounds done: $(cat /proc/loadavg)" >&2
 done
