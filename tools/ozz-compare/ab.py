@@ -13,8 +13,8 @@ current `kernel_instructions` does), the rate of each run's fastest call, median
 best of 11-15 rounds is the steadier figure (it is the run least disturbed by other tenants).
 Example: `tools/ozz-compare/ab.py 15 "linear pn 4 10000 5000" /tmp/before /tmp/after`.
 A binary may carry further arguments after commas, appended to the kernel's (the joint count:
-`/tmp/after,8` runs the rig with 8 joints instead of 64), so one build can be set against
-itself on other inputs.
+`/tmp/after,8` runs the rig with 8 joints instead of 64; `/tmp/after,64,2` splits each call over
+two threads), so one build can be set against itself on other inputs or thread counts.
 """
 import statistics
 import subprocess
