@@ -171,7 +171,11 @@ fn skin_parallel(
         }
     }
     #[cfg(not(feature = "rayon"))]
-    let _ = (PARALLEL_MIN_VERTICES, PARALLEL_PIECES_PER_THREAD);
+    let _ = (
+        PARALLEL_MIN_VERTICES,
+        PARALLEL_PIECES_PER_THREAD,
+        PARALLEL_PIECE_MAX_VERTICES,
+    );
     kernel(input, palette, renormalize, 0, outputs)
 }
 
