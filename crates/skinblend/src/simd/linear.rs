@@ -170,20 +170,43 @@ pub(super) unsafe fn blend_rows8<const K: usize, const C: bool>(
             // as it is blended (its rows stay in registers), then the halves joined: the
             // group's `(c0 | c1)` rows give `[c0x.. | c1x..]` .. `[c0w.. | c1w..]`, its
             // `(c2 | t)` rows `[c2x.. | tx..]` .. `[c2w.. | tw..]`.
-            let mut groups = [[_mm256_setzero_ps(); 8]; 2];
-            for (g, group) in groups.iter_mut().enumerate() {
-                let mut rows01 = [_mm256_setzero_ps(); 4];
-                let mut rows23 = [_mm256_setzero_ps(); 4];
-                // Opaque for the reason above; still four.
-                let lanes = std::hint::black_box(4usize).min(4);
-                for i in 0..lanes {
-                    (rows01[i], rows23[i]) = vertex!(4 * g + i);
+            let [first, second] = if signs.is_none() {
+                // LBS: written out, each group's rows in registers. (The loops below keep
+                // them in stack arrays indexed by the loops here: LBS with normals 57.0
+                // instead of 52.3 instructions per vertex; written out, 1.028× at 10k, 1.010×
+                // at 100k, positions + normals + tangents 1.021×, by `ab.py`'s fastest calls,
+                // two copies of the old binary 0.999–1.005×.)
+                macro_rules! group {
+                    ($g:expr) => {{
+                        let (r0, s0) = vertex!(4 * $g);
+                        let (r1, s1) = vertex!(4 * $g + 1);
+                        let (r2, s2) = vertex!(4 * $g + 2);
+                        let (r3, s3) = vertex!(4 * $g + 3);
+                        let [a0, a1, a2, a3] = transpose4_in_halves([r0, r1, r2, r3]);
+                        let [b0, b1, b2, b3] = transpose4_in_halves([s0, s1, s2, s3]);
+                        [a0, a1, a2, a3, b0, b1, b2, b3]
+                    }};
                 }
-                let [a0, a1, a2, a3] = transpose4_in_halves(rows01);
-                let [b0, b1, b2, b3] = transpose4_in_halves(rows23);
-                *group = [a0, a1, a2, a3, b0, b1, b2, b3];
-            }
-            let [first, second] = groups;
+                [group!(0), group!(1)]
+            } else {
+                // CoR (with its sign table's rows): written out as above, the compiler hoists
+                // the vertices' loads and spills them (CoR with normals 99.1 instead of 76.1
+                // instructions per vertex).
+                let mut groups = [[_mm256_setzero_ps(); 8]; 2];
+                for (g, group) in groups.iter_mut().enumerate() {
+                    let mut rows01 = [_mm256_setzero_ps(); 4];
+                    let mut rows23 = [_mm256_setzero_ps(); 4];
+                    // Opaque for the reason above; still four.
+                    let lanes = std::hint::black_box(4usize).min(4);
+                    for i in 0..lanes {
+                        (rows01[i], rows23[i]) = vertex!(4 * g + i);
+                    }
+                    let [a0, a1, a2, a3] = transpose4_in_halves(rows01);
+                    let [b0, b1, b2, b3] = transpose4_in_halves(rows23);
+                    *group = [a0, a1, a2, a3, b0, b1, b2, b3];
+                }
+                groups
+            };
             // Low halves of both groups (vertices 0-3 | 4-7), or high halves.
             macro_rules! low {
                 ($i:expr) => {
