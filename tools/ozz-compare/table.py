@@ -159,7 +159,7 @@ def fastest_table(title, aggregate):
                 cells += [f"{ours[m] / ozz:.2f}" if m in ours else "" for m in ("linear", "dq", "cor")]
                 print("| " + " | ".join(cells) + " |")
     if len(threads) > 1:
-        print(f"\nTwo threads / one thread, from the table above (positions + normals):\n")
+        print("\nTwo threads / one thread, from the table above (positions + normals):\n")
         print("| vertices | ozz | LBS | DQS | CoR |")
         print("|---|---|---|---|---|")
         for n in sizes:

@@ -73,7 +73,7 @@ const PARALLEL_PIECES_PER_THREAD: usize = 4;
 /// against the same build's one-thread run), this against four pieces per thread: LBS at 100k
 /// median rate 1.82× against 1.16×, fastest call 1.73× against 1.55×; at 1M 1.66× against
 /// 1.07× and 1.80× against 1.68×; DQS at 100k 1.94× against 1.72×; CoR at 1M 2.05× against
-/// 1.88×. An uncontended split costs a deque push and pop per piece: 244 at 1M.
+/// 1.88×. An uncontended split costs a deque push and pop per piece: 256 at 1M (halved eight times).
 const PARALLEL_PIECE_MAX_VERTICES: usize = 4_096;
 
 /// Skins `input` under a prepared palette into caller-owned buffers, as `run` says. Allocates
