@@ -55,6 +55,11 @@ pub struct Influences {
     /// from which the SIMD DQS and CoR kernels count their sign flips once per call instead of
     /// once per influence.
     pivot_pair_counts: Vec<u32>,
+    /// The smallest and the largest weight sum of a vertex, each summed in f32 in slot order
+    /// (as the scalar kernel and the SIMD blends sum them); `(∞, 0)` for no vertex. The SIMD
+    /// kernels decide from it once per call what they would otherwise test per block (every
+    /// vertex weighted; the singular test's bound in range).
+    weight_sum_range: (f32, f32),
 }
 
 /// The pivot slot's bits in a byte of [`Influences::pivots`].
@@ -133,6 +138,16 @@ fn vertex_pivots(k: usize, weights: &[f32]) -> Vec<u8> {
             byte
         })
         .collect()
+}
+
+/// [`Influences::weight_sum_range`] of `weights` (`k` per vertex).
+fn weight_sum_range(k: usize, weights: &[f32]) -> (f32, f32) {
+    weights
+        .chunks_exact(k)
+        .map(|vertex| vertex.iter().fold(0.0f32, |sum, &w| sum + w))
+        .fold((f32::INFINITY, 0.0f32), |(low, high), sum| {
+            (low.min(sum), high.max(sum))
+        })
 }
 
 /// What [`Influences::from_lists`] changed to make per-vertex lists fit `k` slots.
@@ -214,6 +229,7 @@ impl Influences {
             joint_count,
             pivots: vertex_pivots(k, &weights),
             pivot_pair_counts: pivot_pair_counts(k, joint_count, &joints, &weights),
+            weight_sum_range: weight_sum_range(k, &weights),
             joints,
             weights,
         }
@@ -366,6 +382,12 @@ impl Influences {
         &self.pivot_pair_counts
     }
 
+    /// The smallest and the largest weight sum of a vertex (f32, slot order); `(∞, 0)` for a
+    /// mesh without vertices.
+    pub(crate) fn weight_sum_range(&self) -> (f32, f32) {
+        self.weight_sum_range
+    }
+
     /// The `k` joint indices and weights of one vertex, or `None` past the end.
     #[must_use]
     pub fn vertex(&self, vertex: usize) -> Option<(&[u16], &[f32])> {
@@ -388,6 +410,20 @@ fn check_joint_count(joint_count: usize) -> Result<(), SkinError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The weight-sum range is the smallest and largest f32 slot-order sum (not the f64 sum:
+    /// `1 + 2⁻²⁴ + 2⁻²⁴` is 1 in slot order), and `(∞, 0)` without vertices.
+    #[test]
+    fn weight_sum_range_is_over_slot_order_sums() {
+        let half_ulp = f32::EPSILON / 2.0;
+        let weights = vec![1.0, half_ulp, half_ulp, 0.25, 0.25, 0.0, 3.0, 0.5, 0.5];
+        let influences = Influences::new(3, vec![0; 9], weights, 1).unwrap();
+        assert_eq!(influences.weight_sum_range(), (0.5, 4.0));
+        let slot_order = Influences::new(3, vec![0; 3], vec![1.0, half_ulp, half_ulp], 1).unwrap();
+        assert_eq!(slot_order.weight_sum_range(), (1.0, 1.0));
+        let empty = Influences::new(4, Vec::new(), Vec::new(), 1).unwrap();
+        assert_eq!(empty.weight_sum_range(), (f32::INFINITY, 0.0));
+    }
 
     /// Each vertex's pivot byte: the slot `pivot_slot` picks, a zero weight (`+0` or `-0`)
     /// flagged, a largest weight below `MIN_WEIGHT_SUM` flagged (subnormal weights whose sum is

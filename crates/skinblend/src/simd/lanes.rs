@@ -7,6 +7,7 @@ use std::mem::{align_of, offset_of, size_of, MaybeUninit};
 
 use glam::{Affine3A, Mat3A, Quat, Vec3, Vec4};
 
+use crate::influences::MIN_WEIGHT_SUM;
 use crate::palette::{PreparedPalette, SignedEntry};
 use crate::types::SkinInput;
 use crate::DualQuat;
@@ -66,9 +67,11 @@ pub(super) struct Block<'a> {
     pub(super) signed_entries: &'a [SignedEntry],
     /// Divide the weights by their sum (LBS and CoR's center blend; DQS normalizes anyway).
     pub(super) renormalize: bool,
-    /// The palette's largest 3x3 column length ([`PreparedPalette`]'s bound for LBS's singular
-    /// test).
-    pub(super) largest_column_length: f32,
+    /// Every vertex of the mesh has a weight sum of at least `MIN_WEIGHT_SUM`
+    /// (`Influences::weight_sum_range`): no block has an unweighted vertex to test for.
+    pub(super) all_weighted: bool,
+    /// LBS's singular test without column lengths: `linear::singular_bound_root`.
+    pub(super) singular_bound_root: Option<f32>,
     /// DQS and CoR: the call counts sign flips once from the mesh's pivot pair counts
     /// (`super::flip_tally`), so the table blends count none; the first `tallied_vertices`
     /// vertices of the range are among those the counts include.
@@ -119,7 +122,12 @@ impl<'a> Block<'a> {
             signed_offsets: &palette.signed_offsets,
             signed_entries: &palette.signed_entries,
             renormalize,
-            largest_column_length: palette.largest_column_length,
+            all_weighted: influences.weight_sum_range().0 >= MIN_WEIGHT_SUM,
+            singular_bound_root: super::linear::singular_bound_root(
+                k,
+                influences.weight_sum_range(),
+                palette.largest_column_length,
+            ),
             tally_flips,
             tallied_vertices,
         }
@@ -510,17 +518,39 @@ pub(super) fn finite_positive8(v: __m256) -> __m256 {
     )
 }
 
-/// Squared lengths inside this range take the fast inverse square root of [`normalize8_or`]:
-/// `rsqrt`'s table and one Newton step are accurate there (relative error below 1e-6, well
-/// inside `SIMD_VS_SCALAR`), and every such length has a finite, positive exact inverse, so the
-/// fallback is never taken for them. Outside it (zero, subnormal, huge, NaN) a block takes the
-/// exact path of the scalar kernel.
-const FAST_NORMALIZE_RANGE: (f32, f32) = (1.0e-30, 1.0e30);
+/// Squared lengths in `[2^FAST_NORMALIZE_LOW_EXPONENT, 2^(FAST_NORMALIZE_LOW_EXPONENT +
+/// 2^FAST_NORMALIZE_SPAN_LOG2))`, that is `[2⁻⁶⁴, 2⁶⁴)` (lengths `[2⁻³², 2³²)`), take the fast
+/// inverse square root of [`normalize8_or`]: `rsqrt`'s table and one Newton step are accurate
+/// there (relative error below 1e-6, well inside `SIMD_VS_SCALAR`), and every such length has a
+/// finite, positive exact inverse, so the fallback is never taken for them. Outside it (zero,
+/// subnormal, huge, NaN) a block takes the exact path of the scalar kernel. A window of whole
+/// binades, tested on the bits by [`all_in_binades8`]: no floating-point compare on the two
+/// pipes the multiplies need.
+const FAST_NORMALIZE_LOW_EXPONENT: i32 = -64;
+/// See [`FAST_NORMALIZE_LOW_EXPONENT`]: 2⁷ binades.
+const FAST_NORMALIZE_SPAN_LOG2: u32 = 7;
+
+/// Whether every lane of `v` is in `[2^LOW, 2^(LOW + 2^SPAN_LOG2))` (so positive, finite and
+/// normal where the window is inside the normal range), by integer operations on the bits:
+/// `bits − bits(2^LOW)` is below `2^(23 + SPAN_LOG2)` unsigned exactly for those lanes (a
+/// positive f32's bits increase with its value; negative values, zero, subnormals below the
+/// window, infinities and NaN all land at or above the limit), so one subtraction and one
+/// `vptest` of the bits above the limit replace two compares and an and. The compares issue on
+/// the two pipes the multiplies need; the subtraction on any of four (docs/bench.md: each
+/// multiply-class instruction less in LBS's block is about half a cycle).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn all_in_binades8<const LOW: i32, const SPAN_LOG2: u32>(v: __m256) -> bool {
+    const { assert!(23 + SPAN_LOG2 < 32 && LOW >= -126 && LOW + (1 << SPAN_LOG2) <= 128) };
+    let offset = _mm256_sub_epi32(_mm256_castps_si256(v), _mm256_set1_epi32((127 + LOW) << 23));
+    let above = _mm256_set1_epi32((!((1u32 << (23 + SPAN_LOG2)) - 1)) as i32);
+    _mm256_testz_si256(offset, above) == 1
+}
 
 /// Unit vectors along `v`, lane by lane, or `fallback` where `v` has no finite non-zero
 /// length (the contract of glam's `try_normalize`).
 ///
-/// When every lane's squared length is inside [`FAST_NORMALIZE_RANGE`], the inverse length is
+/// When every lane's squared length is inside the window of [`FAST_NORMALIZE_LOW_EXPONENT`], the inverse length is
 /// `rsqrt` with one Newton step (four multiplies, no divider) instead of the correctly rounded
 /// `1 / sqrt`, a square root and a division on the divider for each block:
 /// 1.04× (LBS), 1.01–1.03× (DQS), 1.03–1.04× (CoR) with normals (docs/bench.md). `vrsqrtps` is
@@ -529,22 +559,38 @@ const FAST_NORMALIZE_RANGE: (f32, f32) = (1.0e-30, 1.0e30);
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn normalize8_or(v: [__m256; 3], fallback: [__m256; 3]) -> [__m256; 3] {
+    normalize8_flipped_or(v, _mm256_setzero_ps(), fallback)
+}
+
+/// [`normalize8_or`] of `v` with the sign bits `flip` (`-0.0` or `0.0` per lane) xored into
+/// each component, bit for bit, but the flip applied after the length is taken (a length
+/// ignores signs): a flip that is known late (LBS's mirror test waits for the determinant) is
+/// off the block's dependency chain. `fallback` is returned as it is, unflipped.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn normalize8_flipped_or(
+    v: [__m256; 3],
+    flip: __m256,
+    fallback: [__m256; 3],
+) -> [__m256; 3] {
     let squared = dot8(v, v);
     if let Some([y0, correction]) = fast_inverse_length_factors8(squared) {
-        // `v y₀` beside the correction, one multiply less on the chain.
-        return scale8(scale8(v, y0), correction);
+        // `v y₀` beside the correction, one multiply less on the chain; flipped there too.
+        let scaled = scale8(v, y0).map(|c| _mm256_xor_ps(c, flip));
+        return scale8(scaled, correction);
     }
     let inverse = _mm256_div_ps(_mm256_set1_ps(1.0), _mm256_sqrt_ps(squared));
     let ok = finite_positive8(inverse);
     let mut out = [_mm256_setzero_ps(); 3];
     for a in 0..3 {
-        out[a] = _mm256_blendv_ps(fallback[a], _mm256_mul_ps(v[a], inverse), ok);
+        let unit = _mm256_xor_ps(_mm256_mul_ps(v[a], inverse), flip);
+        out[a] = _mm256_blendv_ps(fallback[a], unit, ok);
     }
     out
 }
 
 /// `1 / √squared` by `rsqrt` and one Newton step where every lane of `squared` is inside
-/// [`FAST_NORMALIZE_RANGE`], else `None`: the product of [`fast_inverse_length_factors8`].
+/// the window of [`FAST_NORMALIZE_LOW_EXPONENT`], else `None`: the product of [`fast_inverse_length_factors8`].
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn fast_inverse_length8(squared: __m256) -> Option<__m256> {
@@ -552,17 +598,12 @@ fn fast_inverse_length8(squared: __m256) -> Option<__m256> {
 }
 
 /// `1 / √squared` as two factors, `rsqrt`'s estimate `y₀` and one Newton step's correction
-/// `(3 − x y₀²) / 2`, where every lane of `squared` is inside [`FAST_NORMALIZE_RANGE`], else
+/// `(3 − x y₀²) / 2`, where every lane of `squared` is inside the window of [`FAST_NORMALIZE_LOW_EXPONENT`], else
 /// `None`. Kept apart so that a caller can scale by `y₀` beside the correction.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn fast_inverse_length_factors8(squared: __m256) -> Option<[__m256; 2]> {
-    let (low, high) = FAST_NORMALIZE_RANGE;
-    let in_range = _mm256_and_ps(
-        _mm256_cmp_ps::<_CMP_GE_OQ>(squared, _mm256_set1_ps(low)),
-        _mm256_cmp_ps::<_CMP_LE_OQ>(squared, _mm256_set1_ps(high)),
-    );
-    if !all8(in_range) {
+    if !all_in_binades8::<FAST_NORMALIZE_LOW_EXPONENT, FAST_NORMALIZE_SPAN_LOG2>(squared) {
         return None;
     }
     let y0 = _mm256_rsqrt_ps(squared);
@@ -576,7 +617,7 @@ fn fast_inverse_length_factors8(squared: __m256) -> Option<[__m256; 2]> {
 
 /// [`normalize8_or`] of `rotated`, a rotation of `original` (so of its length, up to the
 /// rotation's rounding): `rotated` scaled by `original`'s inverse length where every lane of
-/// `original` has a squared length inside [`FAST_NORMALIZE_RANGE`] (its rotation is then
+/// `original` has a squared length inside the window of [`FAST_NORMALIZE_LOW_EXPONENT`] (its rotation is then
 /// finite and non-zero, so the fallback is never due), else `normalize8_or(rotated, original)`.
 /// The inverse length then depends on the input alone, not on the blend: the block's dependency
 /// chain ends at the rotation (CoR with normals 1.06–1.07×, DQS 0.98–0.99×, fastest calls of
@@ -657,6 +698,51 @@ mod tests {
                 expected,
                 "column {column}"
             );
+        }
+    }
+
+    /// `all_in_binades8` against the two float compares it replaces, on the window's edges and
+    /// their neighbours, zero, subnormals, negatives, infinities and NaN: a lane in the window
+    /// must pass, one outside must fail the whole block.
+    #[test]
+    fn binade_window_is_the_float_range() {
+        if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
+            return; // nothing to run the test on
+        }
+        let (low, high) = (2f32.powi(-64), 2f32.powi(64));
+        let below = |x: f32| f32::from_bits(x.to_bits() - 1);
+        let samples = [
+            low,
+            below(low),
+            high,
+            below(high),
+            1.0,
+            0.0,
+            -0.0,
+            f32::from_bits(1),
+            f32::MIN_POSITIVE,
+            -1.0,
+            -low,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+            f32::MAX,
+        ];
+        for &x in &samples {
+            let expected = (low..high).contains(&x);
+            // The sample in one lane, 1.0 (inside) in the others.
+            for lane in [0, 7] {
+                let mut lanes = [1.0f32; 8];
+                lanes[lane] = x;
+                // SAFETY: AVX2 and FMA are available (checked above); 8 f32s.
+                let inside = unsafe {
+                    all_in_binades8::<FAST_NORMALIZE_LOW_EXPONENT, FAST_NORMALIZE_SPAN_LOG2>(
+                        _mm256_loadu_ps(lanes.as_ptr()),
+                    )
+                };
+                assert_eq!(inside, expected, "{x:e} in lane {lane}");
+            }
         }
     }
 }

@@ -7,8 +7,9 @@ use std::mem::MaybeUninit;
 use glam::Vec3;
 
 use super::lanes::{
-    abs8, all8, blend4_entries, cross8, dot8, load3x8, load_tangents8, normalize8_or, scale8,
-    store3x8, store_tangents8, transpose4_in_halves, transpose8, Block, LANES,
+    abs8, all8, blend4_entries, cross8, dot8, load3x8, load_tangents8, normalize8_flipped_or,
+    normalize8_or, scale8, store3x8, store_tangents8, transpose4_in_halves, transpose8, Block,
+    LANES,
 };
 use crate::influences::MIN_WEIGHT_SUM;
 use crate::palette::SIGNED_ENTRY_FLIP_BYTES;
@@ -67,7 +68,7 @@ pub(super) unsafe fn blend8<const K: usize>(block: &Block<'_>, base: usize) -> O
     let blend = unsafe { blend_rows8::<K, false>(block, base, block.linear.as_ptr().cast(), None) };
     let sum = blend.padding[3];
     // SAFETY: as above.
-    let weight_scale = unsafe { weight_scale8(sum, block.renormalize) }?;
+    let weight_scale = unsafe { weight_scale8(block, sum) }?;
     Some(Linear8 {
         columns: blend.columns,
         translation: blend.translation,
@@ -291,18 +292,22 @@ unsafe fn blend_vertex<const C: bool>(
 }
 
 /// The factor that turns a blend of eight vertices' stored weights into the blend of normalized
-/// ones (`1 / Σw` where the palette renormalizes, else 1), or `None` when one of them is
-/// unweighted (`Σw` below `MIN_WEIGHT_SUM`, as the scalar kernel).
+/// ones (`1 / Σw` where the call renormalizes, else 1), or `None` when one of them is
+/// unweighted (`Σw` below `MIN_WEIGHT_SUM`, as the scalar kernel). Not tested where the mesh
+/// has no unweighted vertex (`Block::all_weighted`, from the slot-order sums, which decide as
+/// the blends' sums do: see [`weight_sums4`]).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-pub(super) fn weight_scale8(sum: __m256, renormalize: bool) -> Option<__m256> {
-    if !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
-        sum,
-        _mm256_set1_ps(MIN_WEIGHT_SUM),
-    )) {
+pub(super) fn weight_scale8(block: &Block<'_>, sum: __m256) -> Option<__m256> {
+    if !block.all_weighted
+        && !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
+            sum,
+            _mm256_set1_ps(MIN_WEIGHT_SUM),
+        ))
+    {
         return None;
     }
-    Some(if renormalize {
+    Some(if block.renormalize {
         _mm256_div_ps(_mm256_set1_ps(1.0), sum)
     } else {
         _mm256_set1_ps(1.0)
@@ -374,7 +379,7 @@ pub(super) fn weight_sums8(weights8: &[f32]) -> __m256 {
 #[target_feature(enable = "avx2,fma")]
 fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
     let (joints8, weights8) = block.influences8::<4>(base);
-    let Some(scale) = weight_scale8(weight_sums4(weights8), block.renormalize) else {
+    let Some(scale) = weight_scale8(block, weight_sums4(weights8)) else {
         return false;
     };
     let mut scales = [0.0f32; LANES];
@@ -446,10 +451,10 @@ fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
 /// tests cannot disagree.
 const SINGULAR_BAND: f32 = 1.0e-5;
 
-/// Relative margin on the sixth power of [`singular8`]'s column bound. A blend of `k`
-/// influences (and its weight sum) rounds each column by at most about `k · 2⁻²⁴` relative, so
-/// up to [`BOUND_MAX_INFLUENCES`] the sixth powers of the computed lengths exceed the bound's by
-/// under 1e-4; the rest covers the rounding of the bound, of the exact test's own terms and
+/// Relative margin on the cube of [`singular8`]'s column bound. A blend of `k` influences
+/// (and its weight sum) rounds each column by at most about `k · 2⁻²⁴` relative, so up to
+/// [`BOUND_MAX_INFLUENCES`] the cubes of the computed lengths exceed the bound's by under 5e-5;
+/// the rest covers the rounding of the bound, of the exact test's own terms and
 /// [`SINGULAR_BAND`], so that a lane the bound clears is one the exact test clears too.
 const BOUND_MARGIN: f32 = 1.0e-3;
 
@@ -457,50 +462,69 @@ const BOUND_MARGIN: f32 = 1.0e-3;
 /// with more always take the exact singular test.
 const BOUND_MAX_INFLUENCES: usize = 256;
 
+/// Column bounds (`Σw` times the palette's largest column length) inside which [`singular8`]'s
+/// first test keeps every term a normal f32: `(Σw r)³` in `[2⁻⁵⁰, 2¹¹]` (`r` of
+/// [`singular_bound_root`]).
+const BOUND_RANGE: (f64, f64) = (1.0 / 1024.0, 1024.0);
+
+/// The factor `r` of [`singular8`]'s first test, `(SINGULAR_RELATIVE (1 + BOUND_MARGIN))^⅓`
+/// times the palette's `largest` column length, so that `(Σw r)³` bounds
+/// `SINGULAR_RELATIVE (largest column length)³` with the margin; `None` (the exact test for every
+/// block) where `k` exceeds [`BOUND_MAX_INFLUENCES`] or the mesh's weight sums
+/// (`Influences::weight_sum_range`) put a bound outside [`BOUND_RANGE`]. Once per call: the
+/// blocks then test no range.
+pub(super) fn singular_bound_root(k: usize, weight_sums: (f32, f32), largest: f32) -> Option<f32> {
+    let (low, high) = (
+        f64::from(weight_sums.0) * f64::from(largest),
+        f64::from(weight_sums.1) * f64::from(largest),
+    );
+    // Also false for NaN, and for a mesh without vertices (an infinite smallest sum).
+    let in_range = BOUND_RANGE.0 <= low && low <= high && high <= BOUND_RANGE.1;
+    (k <= BOUND_MAX_INFLUENCES && in_range).then(|| {
+        let relative = f64::from(SINGULAR_RELATIVE) * (1.0 + f64::from(BOUND_MARGIN));
+        (relative.cbrt() * f64::from(largest)) as f32
+    })
+}
+
 /// Largest squared column lengths inside this range keep every term of [`singular8`]'s squared
 /// test a normal f32 (`SINGULAR_RELATIVE² m³` stays above 2⁻¹⁰⁰).
 const SINGULAR_FAST_RANGE: (f32, f32) = (1.0 / 1_048_576.0, 1_048_576.0);
 
 /// Lanes whose 3x3 (`columns`, determinant `det`) is singular for the normal transform:
-/// `|det| ≤ SINGULAR_RELATIVE · (largest column length)³`, the scalar kernel's test.
-/// First, with no column length computed: `column_bound` is an upper bound of each lane's
-/// largest column length (`Σw` times the palette's largest, see [`PreparedPalette`]); when
-/// `det² > SINGULAR_RELATIVE² bound⁶ (1 + BOUND_MARGIN)` in every lane (and the bound is in
-/// [`SINGULAR_FAST_RANGE`]), no lane is singular. Otherwise compared squared
-/// (`det² ≤ SINGULAR_RELATIVE² m³`, `m` the largest squared length), with no square
-/// root on the block's dependency chain; a block with a lane near the threshold (within
-/// [`SINGULAR_BAND`]) or outside [`SINGULAR_FAST_RANGE`] takes the scalar kernel's exact
-/// form, so every decision is the exact form's on this determinant (which itself differs from
-/// the scalar kernel's by f32 rounding only).
+/// `|det| ≤ SINGULAR_RELATIVE · (largest column length)³`, the scalar kernel's test; `None`
+/// when the first test clears every lane (then every lane's `det` is also ordered and non-zero,
+/// so its sign bit is its sign).
+/// First, with no column length computed, where the call has a `bound_root`
+/// ([`singular_bound_root`]): `(Σw r)³` bounds `SINGULAR_RELATIVE` times the cube of each
+/// lane's largest column length with [`BOUND_MARGIN`] (`Σw` times the palette's largest column
+/// length bounds the lane's, see [`PreparedPalette`]); when `|det|` exceeds it in every lane, no
+/// lane is singular (three multiplies and a compare; the bound as `det²` against a sixth power,
+/// its range tested per block, took nine instructions on the two pipes the multiplies need).
+/// Otherwise compared squared (`det² ≤ SINGULAR_RELATIVE² m³`, `m` the largest squared
+/// length), with no square root on the block's dependency chain; a block with a lane near the
+/// threshold (within [`SINGULAR_BAND`]) or outside [`SINGULAR_FAST_RANGE`] takes the scalar
+/// kernel's exact form, so every decision is the exact form's on this determinant (which itself
+/// differs from the scalar kernel's by f32 rounding only).
 ///
 /// [`PreparedPalette`]: crate::PreparedPalette
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn singular8(columns: [[__m256; 3]; 3], det: __m256, column_bound: __m256) -> __m256 {
-    let (low, high) = SINGULAR_FAST_RANGE;
-    let det_squared = _mm256_mul_ps(det, det);
-    {
+fn singular8(
+    columns: [[__m256; 3]; 3],
+    det: __m256,
+    weight_sum: __m256,
+    bound_root: Option<f32>,
+) -> Option<__m256> {
+    if let Some(root) = bound_root {
         // The bound alone clears the block (the common case: no column length computed).
-        let b2 = _mm256_mul_ps(column_bound, column_bound);
-        let in_range = _mm256_and_ps(
-            _mm256_cmp_ps::<_CMP_GE_OQ>(b2, _mm256_set1_ps(low)),
-            _mm256_cmp_ps::<_CMP_LE_OQ>(b2, _mm256_set1_ps(high)),
-        );
-        let bound_squared = _mm256_mul_ps(
-            _mm256_mul_ps(
-                _mm256_mul_ps(
-                    _mm256_set1_ps(SINGULAR_RELATIVE * SINGULAR_RELATIVE * (1.0 + BOUND_MARGIN)),
-                    b2,
-                ),
-                b2,
-            ),
-            b2,
-        );
-        let regular = _mm256_cmp_ps::<_CMP_GT_OQ>(det_squared, bound_squared);
-        if all8(_mm256_and_ps(in_range, regular)) {
-            return _mm256_setzero_ps();
+        let b = _mm256_mul_ps(weight_sum, _mm256_set1_ps(root));
+        let bound = _mm256_mul_ps(_mm256_mul_ps(b, b), b);
+        if all8(_mm256_cmp_ps::<_CMP_GT_OQ>(abs8(det), bound)) {
+            return None;
         }
     }
+    let (low, high) = SINGULAR_FAST_RANGE;
+    let det_squared = _mm256_mul_ps(det, det);
     let [c0, c1, c2] = columns;
     let m = _mm256_max_ps(_mm256_max_ps(dot8(c0, c0), dot8(c1, c1)), dot8(c2, c2));
     let bound_squared = _mm256_mul_ps(
@@ -525,7 +549,7 @@ fn singular8(columns: [[__m256; 3]; 3], det: __m256, column_bound: __m256) -> __
         ),
     );
     if all8(_mm256_and_ps(in_range, clear)) {
-        return _mm256_cmp_ps::<_CMP_LE_OQ>(det_squared, bound_squared);
+        return Some(_mm256_cmp_ps::<_CMP_LE_OQ>(det_squared, bound_squared));
     }
     // sqrt is monotonic and correctly rounded: the largest length is the root of the largest
     // squared length, exactly.
@@ -537,7 +561,7 @@ fn singular8(columns: [[__m256; 3]; 3], det: __m256, column_bound: __m256) -> __
         ),
         largest,
     );
-    _mm256_cmp_ps::<_CMP_LE_OQ>(abs8(det), bound)
+    Some(_mm256_cmp_ps::<_CMP_LE_OQ>(abs8(det), bound))
 }
 
 /// LBS of vertices `base .. base + 8`. Returns `false`, having written nothing, when one of
@@ -568,7 +592,18 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool>(
     let [c0, c1, c2] = m.columns;
     let cofactor0 = cross8(c1, c2);
     let det = dot8(c0, cofactor0);
-    let negative = _mm256_cmp_ps::<_CMP_LT_OQ>(det, _mm256_setzero_ps());
+    // `-0.0` in the lanes whose determinant is negative (a mirror), else `0.0`. (A macro, not
+    // a closure: a closure has no target features, so its intrinsics would not inline.)
+    macro_rules! negative_sign {
+        () => {
+            _mm256_and_ps(
+                _mm256_cmp_ps::<_CMP_LT_OQ>(det, _mm256_setzero_ps()),
+                _mm256_set1_ps(-0.0),
+            )
+        };
+    }
+    // The same, where the singular test has shown every lane's determinant ordered and non-zero.
+    let mut known_sign = None;
     if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals) {
         let cofactor1 = cross8(c2, c0);
         let cofactor2 = cross8(c0, c1);
@@ -581,24 +616,22 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool>(
                 _mm256_fmadd_ps(cofactor1[a], n[1], _mm256_mul_ps(cofactor0[a], n[0])),
             );
         }
-        // An infinite bound is outside the fast range: the exact test decides.
-        let largest = if block.k::<K>() <= BOUND_MAX_INFLUENCES {
-            block.largest_column_length
-        } else {
-            f32::INFINITY
+        // Flip where not singular and the determinant is negative: xor the sign, after the
+        // length is taken (the determinant's test ends later than the normal).
+        let flip = match singular8(m.columns, det, m.weight_sum, block.singular_bound_root) {
+            None => {
+                // No lane singular, every determinant ordered and non-zero: its sign bit.
+                let sign = _mm256_and_ps(det, _mm256_set1_ps(-0.0));
+                known_sign = Some(sign);
+                sign
+            }
+            Some(singular) => {
+                diagnostics.singular_normal_matrices +=
+                    _mm256_movemask_ps(singular).count_ones() as usize;
+                _mm256_andnot_ps(singular, negative_sign!())
+            }
         };
-        let singular = singular8(
-            m.columns,
-            det,
-            _mm256_mul_ps(m.weight_sum, _mm256_set1_ps(largest)),
-        );
-        diagnostics.singular_normal_matrices += _mm256_movemask_ps(singular).count_ones() as usize;
-        // Flip where not singular and the determinant is negative (a mirror): xor the sign.
-        let flip = _mm256_and_ps(_mm256_andnot_ps(singular, negative), _mm256_set1_ps(-0.0));
-        for component in &mut normal {
-            *component = _mm256_xor_ps(*component, flip);
-        }
-        store3x8(out, base, normalize8_or(normal, n));
+        store3x8(out, base, normalize8_flipped_or(normal, flip, n));
     }
     if let (true, Some(out), Some(src)) = (T, outputs.tangents.as_deref_mut(), block.tangents) {
         let (d, w) = load_tangents8(src, base);
@@ -610,7 +643,11 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool>(
                 _mm256_fmadd_ps(c1[a], d[1], _mm256_mul_ps(c0[a], d[0])),
             );
         }
-        let w = _mm256_xor_ps(w, _mm256_and_ps(negative, _mm256_set1_ps(-0.0)));
+        let sign = match known_sign {
+            Some(sign) => sign,
+            None => negative_sign!(),
+        };
+        let w = _mm256_xor_ps(w, sign);
         store_tangents8(out, base, normalize8_or(direction, d), w);
     }
     true
@@ -619,6 +656,38 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool>(
 #[cfg(test)]
 mod tests {
     use glam::{Vec3, Vec4};
+
+    use super::{singular_bound_root, BOUND_MARGIN, BOUND_MAX_INFLUENCES};
+    use crate::reference::SINGULAR_RELATIVE;
+
+    /// The singular test's bound factor: `(Σw r)³` is `SINGULAR_RELATIVE (1 + BOUND_MARGIN)`
+    /// times `(Σw · largest)³` (to f32 rounding), and there is none where a bound
+    /// `Σw · largest` leaves `[2⁻¹⁰, 2¹⁰]`, for NaN, for a mesh without vertices or for more
+    /// influences than the margin covers.
+    #[test]
+    fn singular_bound_root_is_in_range_or_none() {
+        let root = singular_bound_root(4, (0.5, 2.0), 1.5).unwrap();
+        let expected =
+            f64::from(SINGULAR_RELATIVE) * (1.0 + f64::from(BOUND_MARGIN)) * 1.5f64.powi(3);
+        // f32 rounding of the root, cubed: under 1e-6 relative.
+        assert!((f64::from(root).powi(3) / expected - 1.0).abs() < 1e-6);
+        assert!(singular_bound_root(4, (1.0, 1.0), 1024.0).is_some());
+        for (k, sums, largest) in [
+            (4, (1.0, 1.0), 1025.0),
+            (4, (1.0 / 2048.0, 1.0), 1.0),
+            (4, (1.0, 2048.0), 1.0),
+            (4, (1.0, 1.0), 0.0),
+            (4, (1.0, 1.0), f32::NAN),
+            (4, (f32::INFINITY, 0.0), 1.0),
+            (BOUND_MAX_INFLUENCES + 1, (1.0, 1.0), 1.0),
+        ] {
+            assert_eq!(
+                singular_bound_root(k, sums, largest),
+                None,
+                "k = {k}, sums {sums:?}, largest {largest}"
+            );
+        }
+    }
 
     use crate::fixtures::benchmark_mesh;
     use crate::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs};
