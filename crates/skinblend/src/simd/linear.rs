@@ -605,15 +605,21 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool>(
     // The same, where the singular test has shown every lane's determinant ordered and non-zero.
     let mut known_sign = None;
     if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals) {
-        let cofactor1 = cross8(c2, c0);
-        let cofactor2 = cross8(c0, c1);
+        // The cofactor matrix times n, `n_x (c1 × c2) + n_y (c2 × c0) + n_z (c0 × c1)`, as
+        // `n_x (c1 × c2) + c0 × (n_z c1 − n_y c2)`: 18 multiply-class instructions for the
+        // normal instead of 24 (two cross products less).
         let n = load3x8(src, base);
+        let mut v = [_mm256_setzero_ps(); 3];
+        for a in 0..3 {
+            v[a] = _mm256_fmsub_ps(n[2], c1[a], _mm256_mul_ps(n[1], c2[a]));
+        }
         let mut normal = [_mm256_setzero_ps(); 3];
         for a in 0..3 {
+            let (b, c) = ((a + 1) % 3, (a + 2) % 3);
             normal[a] = _mm256_fmadd_ps(
-                cofactor2[a],
-                n[2],
-                _mm256_fmadd_ps(cofactor1[a], n[1], _mm256_mul_ps(cofactor0[a], n[0])),
+                n[0],
+                cofactor0[a],
+                _mm256_fmsub_ps(c0[b], v[c], _mm256_mul_ps(c0[c], v[b])),
             );
         }
         // Flip where not singular and the determinant is negative: xor the sign, after the
