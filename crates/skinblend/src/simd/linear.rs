@@ -611,7 +611,7 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool>(
         let n = load3x8(src, base);
         let mut v = [_mm256_setzero_ps(); 3];
         for a in 0..3 {
-            v[a] = _mm256_fmsub_ps(n[2], c1[a], _mm256_mul_ps(n[1], c2[a]));
+            v[a] = _mm256_fnmadd_ps(n[1], c2[a], _mm256_mul_ps(n[2], c1[a]));
         }
         let mut normal = [_mm256_setzero_ps(); 3];
         for a in 0..3 {
