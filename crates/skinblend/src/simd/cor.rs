@@ -69,7 +69,7 @@ unsafe fn separate_blends8<const K: usize, const R: bool>(
         let (sum, flips) = dual_quat::blend8::<K, R, false>(block, base)?;
         let [rx, ry, rz, rw, ..] = sum;
         // Unreachable `None`: the DQ blend saw every weight sum above the minimum.
-        let m = linear::blend8::<K>(block, base)?;
+        let m = linear::blend8::<K, true>(block, base)?;
         Some(([rx, ry, rz, rw], m, flips))
     }
 }
@@ -140,7 +140,7 @@ unsafe fn blend_with_rotations8_counting<const K: usize, const R: bool, const C:
     // SAFETY: the caller guarantees AVX2 and FMA; the entries and the rows cover every joint of
     // the palette (asserted above).
     unsafe {
-        let blend = linear::blend_rows8::<K, C>(
+        let blend = linear::blend_rows8::<K, C, true>(
             block,
             base,
             block.signed_entries.as_ptr().cast(),
