@@ -563,7 +563,11 @@ fn singular8(
         // The bound alone clears the block (the common case: no column length computed).
         let b = _mm256_mul_ps(weight_sum, _mm256_set1_ps(root));
         let bound = _mm256_mul_ps(_mm256_mul_ps(b, b), b);
-        if all8(_mm256_cmp_ps::<_CMP_GT_OQ>(abs8(det), bound)) {
+        // Every lane `|det| > bound` (ordered): no lane "not greater". Tested as `vtestps` of
+        // the mask with itself, which needs no all-ones register (`all8` of the greater-than
+        // mask took one, and a spill and reload to free it).
+        let not_clear = _mm256_cmp_ps::<_CMP_NGT_UQ>(abs8(det), bound);
+        if _mm256_testz_ps(not_clear, not_clear) == 1 {
             return None;
         }
     }
