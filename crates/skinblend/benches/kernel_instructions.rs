@@ -12,7 +12,10 @@
 //! Arguments: method (`linear`, `dq`, `cor`), attributes (`p`, `pn`, `pnt`), influences per
 //! vertex, vertices, calls, and optionally joints (64 unless given: `skinblend bench`'s rig) and
 //! threads (1 unless given: more split each call over a rayon pool of that many threads, the
-//! calls made from inside the pool as `skinblend bench`'s parallel rows make them).
+//! calls made from inside the pool as `skinblend bench`'s parallel rows make them) and an output
+//! offset (0 unless given: the outputs are the elements from that one on of allocations that
+//! many elements longer, which moves them within their pages against the inputs; large
+//! allocations all start at the same offset in a page, docs/bench.md "The AMD EPYC host").
 //! Prints the arguments, the checksum of the last output and the time of the fastest call
 //! (`fastest_call_ns`, which `tools/ozz-compare/ab.py` also reports).
 
@@ -49,6 +52,7 @@ fn main() {
     let (k, vertices, calls) = (number(2, "4"), number(3, "100000"), number(4, "5"));
     let joints = number(5, "64");
     let threads = number(6, "1").max(1);
+    let offset = number(7, "0");
     let normals = attributes.contains('n');
     let tangents = attributes.contains('t');
     let mesh = benchmark_mesh(vertices, k, joints, 0x5EED);
@@ -70,9 +74,10 @@ fn main() {
         .build()
         .expect("a thread pool");
     let prepared = prepare(&mesh.palette, None, &options).expect("the benchmark palette is valid");
-    let mut positions = vec![Vec3::ZERO; vertices];
-    let mut out_normals = vec![Vec3::ZERO; vertices];
-    let mut out_tangents = vec![Vec4::ZERO; vertices];
+    let mut positions = vec![Vec3::ZERO; vertices + offset];
+    let mut out_normals = vec![Vec3::ZERO; vertices + offset];
+    let mut out_tangents = vec![Vec4::ZERO; vertices + offset];
+    let outputs = offset..offset + vertices;
     // The fastest call: on a shared host, the one least disturbed by other tenants.
     let mut fastest_call = std::time::Duration::MAX;
     // On a thread of the pool, so that the calling thread takes pieces itself.
@@ -80,9 +85,9 @@ fn main() {
         for _ in 0..calls {
             let start = std::time::Instant::now();
             let outputs = SkinOutputs {
-                positions: &mut positions,
-                normals: normals.then_some(&mut out_normals[..]),
-                tangents: tangents.then_some(&mut out_tangents[..]),
+                positions: &mut positions[outputs.clone()],
+                normals: normals.then_some(&mut out_normals[outputs.clone()]),
+                tangents: tangents.then_some(&mut out_tangents[outputs.clone()]),
             };
             std::hint::black_box(
                 skin_into(&input, &prepared, outputs, options.run_options()).expect("valid inputs"),
@@ -90,9 +95,9 @@ fn main() {
             fastest_call = fastest_call.min(start.elapsed());
         }
     });
-    let checksum: f32 = positions.iter().map(|p| p.x + p.y + p.z).sum();
+    let checksum: f32 = positions[outputs].iter().map(|p| p.x + p.y + p.z).sum();
     println!(
-        "{} {attributes} k={k} vertices={vertices} joints={joints} threads={threads} calls={calls} checksum={checksum} \
+        "{} {attributes} k={k} vertices={vertices} joints={joints} threads={threads} offset={offset} calls={calls} checksum={checksum} \
          fastest_call_ns={}",
         method.name(),
         fastest_call.as_nanos()

@@ -56,7 +56,9 @@ pub struct Influences {
     /// once per influence.
     pivot_pair_counts: Vec<u32>,
     /// The smallest and the largest weight sum of a vertex, each summed in f32 in slot order
-    /// (as the scalar kernel and the SIMD blends sum them); `(∞, 0)` for no vertex. The SIMD
+    /// (as the scalar kernel and the SIMD 3x4 blends sum them; the SIMD kernels' pairwise sums
+    /// decide the unweighted test alike, see `simd::linear::weight_sums4`); `(∞, 0)` for no
+    /// vertex. The SIMD
     /// kernels decide from it once per call what they would otherwise test per block (every
     /// vertex weighted; the singular test's bound in range).
     weight_sum_range: (f32, f32),

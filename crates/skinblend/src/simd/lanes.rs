@@ -550,10 +550,10 @@ pub(super) fn all_in_binades8<const LOW: i32, const SPAN_LOG2: u32>(v: __m256) -
 /// Unit vectors along `v`, lane by lane, or `fallback` where `v` has no finite non-zero
 /// length (the contract of glam's `try_normalize`).
 ///
-/// When every lane's squared length is inside the window of [`FAST_NORMALIZE_LOW_EXPONENT`], the inverse length is
-/// `rsqrt` with one Newton step (four multiplies, no divider) instead of the correctly rounded
-/// `1 / sqrt`, a square root and a division on the divider for each block:
-/// 1.04× (LBS), 1.01–1.03× (DQS), 1.03–1.04× (CoR) with normals (docs/bench.md). `vrsqrtps` is
+/// When every lane's squared length is inside the window of [`FAST_NORMALIZE_LOW_EXPONENT`],
+/// the inverse length is `rsqrt` with one Newton step (four multiplies, no divider) instead of
+/// the correctly rounded `1 / sqrt`, a square root and a division on the divider for each
+/// block: 1.04× (LBS), 1.01–1.03× (DQS), 1.03–1.04× (CoR) with normals (docs/bench.md). `vrsqrtps` is
 /// not specified bit-exactly, so the last bits may differ between CPU vendors. Otherwise the
 /// block takes `1 / sqrt` and glam's finite-and-positive test, as the scalar kernel.
 #[inline]
@@ -590,7 +590,8 @@ pub(super) fn normalize8_flipped_or(
 }
 
 /// `1 / √squared` by `rsqrt` and one Newton step where every lane of `squared` is inside
-/// the window of [`FAST_NORMALIZE_LOW_EXPONENT`], else `None`: the product of [`fast_inverse_length_factors8`].
+/// the window of [`FAST_NORMALIZE_LOW_EXPONENT`], else `None`: the product of
+/// [`fast_inverse_length_factors8`].
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn fast_inverse_length8(squared: __m256) -> Option<__m256> {
@@ -598,8 +599,9 @@ fn fast_inverse_length8(squared: __m256) -> Option<__m256> {
 }
 
 /// `1 / √squared` as two factors, `rsqrt`'s estimate `y₀` and one Newton step's correction
-/// `(3 − x y₀²) / 2`, where every lane of `squared` is inside the window of [`FAST_NORMALIZE_LOW_EXPONENT`], else
-/// `None`. Kept apart so that a caller can scale by `y₀` beside the correction.
+/// `(3 − x y₀²) / 2`, where every lane of `squared` is inside the window of
+/// [`FAST_NORMALIZE_LOW_EXPONENT`], else `None`. Kept apart so that a caller can scale by `y₀`
+/// beside the correction.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn fast_inverse_length_factors8(squared: __m256) -> Option<[__m256; 2]> {
@@ -617,9 +619,9 @@ fn fast_inverse_length_factors8(squared: __m256) -> Option<[__m256; 2]> {
 
 /// [`normalize8_or`] of `rotated`, a rotation of `original` (so of its length, up to the
 /// rotation's rounding): `rotated` scaled by `original`'s inverse length where every lane of
-/// `original` has a squared length inside the window of [`FAST_NORMALIZE_LOW_EXPONENT`] (its rotation is then
-/// finite and non-zero, so the fallback is never due), else `normalize8_or(rotated, original)`.
-/// The inverse length then depends on the input alone, not on the blend: the block's dependency
+/// `original` has a squared length inside the window of [`FAST_NORMALIZE_LOW_EXPONENT`] (its
+/// rotation is then finite and non-zero, so the fallback is never due), else
+/// `normalize8_or(rotated, original)`. The inverse length then depends on the input alone, not on the blend: the block's dependency
 /// chain ends at the rotation (CoR with normals 1.06–1.07×, DQS 0.98–0.99×, fastest calls of
 /// `tools/ozz-compare/ab.py`, docs/bench.md "Latency"). It differs from the rotated vector's
 /// own by the rotation's rounding, a few f32 ulps, well inside `SIMD_VS_SCALAR`.

@@ -114,7 +114,9 @@ pub(super) struct RotationSigns {
 /// and two 8x8 transposes; otherwise in two groups of four, each transposed inside the 128-bit
 /// halves while its rows are still in registers, then the halves of the two groups joined (no
 /// rows stored and reloaded; LBS with normals 1.04–1.07× in four of five `ab.py` runs, best
-/// rounds, 0.95× in one; docs/bench.md).
+/// rounds, 0.95× in one; docs/bench.md). Without `signs` and without `INTERLEAVE`, the first
+/// group is transposed before the second group's loads ([`barrier7`]); with `INTERLEAVE` the
+/// compiler may interleave the two groups (the order LBS with tangents measured faster in).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; `entries` holds 16 f32s for every joint of the palette (with
