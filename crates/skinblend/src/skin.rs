@@ -129,7 +129,7 @@ pub fn skin_into(
     // The kernel is chosen once per call: every piece of a parallel split runs the same one.
     let simd = run
         .simd
-        .then(|| crate::simd::select(input, palette, &outputs))
+        .then(|| crate::simd::select(input, palette, &outputs, run.renormalize))
         .flatten();
     let kernel = simd.unwrap_or(crate::reference::skin_range);
     let mut diagnostics = skin_parallel(input, palette, kernel, outputs, run);

@@ -277,6 +277,34 @@ fn unweighted_vertices_inside_blocks_and_tails() {
     assert_eq!(out.positions[9], rig.positions[9]);
 }
 
+/// Weight sums far from one, renormalized (the default): the SIMD kernels blend the stored
+/// weights and divide afterwards, the scalar kernel blends normalized ones, so the SIMD LBS
+/// blend's cofactors (`Σw²`), determinant (`Σw³`) and normal lengths (`Σw⁴`) must not underflow
+/// or overflow. Seen failing: every LBS normal the input's or reversed at sums of 2⁻⁴⁰ and 2⁴⁰
+/// (right at 2⁻³⁰ and 2³⁰) until the columns were divided by `Σw` for such meshes. LBS, DQS and
+/// CoR, normals and tangents.
+#[test]
+fn tiny_and_huge_weight_sums() {
+    let mut rng = Rng::new(71);
+    let rig = random_rig(&mut rng, 203, 4, 8, false);
+    for exponent in [-120, -40, 40, 100] {
+        let scale = 2f32.powi(exponent);
+        let weights: Vec<f32> = rig.influences.weights().iter().map(|w| w * scale).collect();
+        let influences = Influences::new(4, rig.influences.joints().to_vec(), weights, 8).unwrap();
+        let input = SkinInput::new(
+            &rig.positions,
+            Some(&rig.normals),
+            Some(&rig.tangents),
+            &influences,
+        )
+        .and_then(|input| input.with_rotation_centers(&rig.positions))
+        .unwrap();
+        compare(&format!("weights × 2^{exponent}"), &input, |o| {
+            prepare(&rig.palette, None, o).unwrap()
+        });
+    }
+}
+
 #[test]
 fn fixtures_at_every_evidence_angle() {
     for f in fixtures::all() {

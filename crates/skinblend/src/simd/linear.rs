@@ -532,6 +532,23 @@ pub(super) fn singular_bound_root(k: usize, weight_sums: (f32, f32), largest: f3
     })
 }
 
+/// Weight sums inside which LBS's normals and tangents take the blend of the stored weights as
+/// it is: its cofactors scale as `Σw²`, its determinant as `Σw³` and the normal's squared
+/// length as `Σw⁴`, which underflow or overflow far from 1 (every normal of `tests/simd.rs`'s
+/// `tiny_and_huge_weight_sums` came out wrong, the input's or reversed, at sums of 2⁻⁴⁰ and
+/// 2⁴⁰; right at 2⁻³⁰ and 2³⁰).
+const SCALE_FREE_WEIGHT_SUMS: (f32, f32) = (1.0 / 1024.0, 1024.0);
+
+/// Whether a call divides LBS's blended 3x3 by `Σw` (nine multiplies per block) before its
+/// normals and tangents, as the scalar kernel blends normalized weights: where it
+/// renormalizes and the mesh has a weight sum outside [`SCALE_FREE_WEIGHT_SUMS`]
+/// (`Influences::weight_sum_range`). Decided once per call, as the kernel table's `R` for LBS.
+pub(super) fn columns_need_normalizing(renormalize: bool, weight_sums: (f32, f32)) -> bool {
+    let (low, high) = SCALE_FREE_WEIGHT_SUMS;
+    // A mesh without vertices, `(∞, 0)`, needs nothing.
+    renormalize && (weight_sums.0 < low || weight_sums.1 > high)
+}
+
 /// Largest squared column lengths inside this range keep every term of [`singular8`]'s squared
 /// test a normal f32 (`SINGULAR_RELATIVE² m³` stays above 2⁻¹⁰⁰).
 const SINGULAR_FAST_RANGE: (f32, f32) = (1.0 / 1_048_576.0, 1_048_576.0);
@@ -615,10 +632,12 @@ fn singular8(
 }
 
 /// LBS of vertices `base .. base + 8`. Returns `false`, having written nothing, when one of
-/// them is unweighted.
+/// them is unweighted. `R`: the blended 3x3 of the stored weights serves the normals and
+/// tangents as it is; without it (chosen once per call, [`columns_need_normalizing`]) it is
+/// divided by `Σw` first.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-pub(super) fn block<const K: usize, const N: bool, const T: bool>(
+pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>(
     block: &Block<'_>,
     outputs: &mut SkinOutputs<'_>,
     base: usize,
@@ -640,7 +659,14 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool>(
     if !(N || T) {
         return true;
     }
-    let [c0, c1, c2] = m.columns;
+    // Without `R` (weight sums far from one, renormalized) the 3x3 of normalized weights, as
+    // the scalar kernel blends it, and the exact singular test.
+    let (columns, bound_root) = if R {
+        (m.columns, block.singular_bound_root)
+    } else {
+        (m.columns.map(|column| scale8(column, m.weight_scale)), None)
+    };
+    let [c0, c1, c2] = columns;
     let cofactor0 = cross8(c1, c2);
     let det = dot8(c0, cofactor0);
     // `-0.0` in the lanes whose determinant is negative (a mirror), else `0.0`. (A macro, not
@@ -675,7 +701,7 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool>(
         }
         // Flip where not singular and the determinant is negative: xor the sign, after the
         // length is taken (the determinant's test ends later than the normal).
-        let flip = match singular8(m.columns, det, m.weight_sum, block.singular_bound_root) {
+        let flip = match singular8(columns, det, m.weight_sum, bound_root) {
             None => {
                 // No lane singular, every determinant ordered and non-zero: its sign bit.
                 let sign = _mm256_and_ps(det, _mm256_set1_ps(-0.0));

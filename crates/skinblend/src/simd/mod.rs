@@ -1,7 +1,8 @@
 //! SIMD kernels: x86-64 AVX2 + FMA, detected at run time, chosen once per call from a table of
 //! monomorphized variants (method × normals × tangents × influences per vertex 1, 2, 4, 8 or
-//! any × whether the palette is entirely rigid). The scalar kernels in `reference.rs` stay the
-//! reference and the fallback.
+//! any × whether the palette is entirely rigid, or for LBS whether the mesh's weight sums let
+//! normals take the blend of the stored weights as it is). The scalar kernels in `reference.rs`
+//! stay the reference and the fallback.
 //!
 //! One driver loop ([`avx2`]'s `drive`) walks a range in blocks of eight vertices. LBS blends
 //! its vertices' 3x4s one vertex at a time in 256-bit registers (the columns two at a time) and
@@ -50,25 +51,36 @@ pub(crate) type Kernel =
 /// multiples of this skin every vertex exactly as the whole range does.
 pub(crate) const BLOCK_VERTICES: usize = 8;
 
-/// The best SIMD kernel for this call, or `None` when the CPU or the method has none.
+/// The best SIMD kernel for this call, or `None` when the CPU or the method has none;
+/// `renormalize` is [`crate::RunOptions::renormalize`].
 pub(crate) fn select(
     input: &SkinInput<'_>,
     palette: &PreparedPalette,
     outputs: &SkinOutputs<'_>,
+    renormalize: bool,
 ) -> Option<Kernel> {
     #[cfg(target_arch = "x86_64")]
     {
         if avx2::available() {
+            let variant = match palette.method() {
+                Method::Linear => !linear::columns_need_normalizing(
+                    renormalize,
+                    input.influences().weight_sum_range(),
+                ),
+                Method::DualQuaternion | Method::CenterOfRotation => {
+                    palette.non_rigid_joints() == 0
+                }
+            };
             return Some(avx2::table(
                 palette.method(),
                 outputs.normals.is_some(),
                 outputs.tangents.is_some(),
                 input.influences().influences_per_vertex(),
-                palette.non_rigid_joints() == 0,
+                variant,
             ));
         }
     }
-    let _ = (input, palette, outputs);
+    let _ = (input, palette, outputs, renormalize);
     None
 }
 
@@ -185,8 +197,10 @@ mod avx2 {
     const DUAL_QUATERNION: u8 = 1;
     const CENTER_OF_ROTATION: u8 = 2;
 
-    /// The variant for one call; `K = 0` is the any-`k` variant, `R` the palette without a
-    /// non-rigid joint (DQS and CoR then skip the per-vertex residual test; LBS ignores it).
+    /// The variant for one call; `K = 0` is the any-`k` variant. `R`: for DQS and CoR the
+    /// palette without a non-rigid joint (they then skip the per-vertex residual test); for
+    /// LBS the blend of the stored weights taken as it is for normals and tangents (else its
+    /// 3x3 is divided by `Σw` first: `linear::columns_need_normalizing`).
     pub(super) fn table(
         method: Method,
         normals: bool,
@@ -216,8 +230,8 @@ mod avx2 {
             };
         }
         match (method, rigid) {
-            // LBS has no residual: one set of variants.
-            (Method::Linear, _) => by_attributes!(LINEAR, true),
+            (Method::Linear, true) => by_attributes!(LINEAR, true),
+            (Method::Linear, false) => by_attributes!(LINEAR, false),
             (Method::DualQuaternion, true) => by_attributes!(DUAL_QUATERNION, true),
             (Method::DualQuaternion, false) => by_attributes!(DUAL_QUATERNION, false),
             (Method::CenterOfRotation, true) => by_attributes!(CENTER_OF_ROTATION, true),
@@ -257,7 +271,7 @@ mod avx2 {
         let mut base = 0;
         while base + BLOCK_VERTICES <= count {
             let done = match M {
-                LINEAR => linear::block::<K, N, T>(&block, &mut outputs, base, &mut diagnostics),
+                LINEAR => linear::block::<K, N, T, R>(&block, &mut outputs, base, &mut diagnostics),
                 DUAL_QUATERNION => {
                     dual_quat::block::<K, N, T, R>(&block, &mut outputs, base, &mut diagnostics)
                 }
