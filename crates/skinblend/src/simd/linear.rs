@@ -421,11 +421,17 @@ pub(super) fn weight_sums8(weights8: &[f32]) -> __m256 {
 /// matrices' addresses come from the joints read where they are used, not from offsets widened
 /// per block and read back from the stack: 1.05× at 10k, 1.06× at 100k (fastest calls,
 /// docs/bench.md "Latency").
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
+///
+/// # Safety
+/// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function, so that it inlines into the
+/// driver loop, as [`blend8`]: as a `#[target_feature]` function it stayed a call per block,
+/// saving and restoring seven registers each time: 46.9 -> 42.4 instructions per vertex, 1.10× at
+/// 10k by `ab.py`'s fastest calls on the Zen 4 host, control 1.02×; docs/bench.md.)
+#[inline(always)]
+unsafe fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
     let (joints8, weights8) = block.influences8::<4>(base);
-    let Some(scale) = weight_scale8(block, weight_sums4(weights8)) else {
+    // SAFETY: the caller guarantees AVX2 and FMA.
+    let Some(scale) = (unsafe { weight_scale8(block, weight_sums4(weights8)) }) else {
         return false;
     };
     let mut scales = [0.0f32; LANES];
@@ -644,7 +650,8 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     diagnostics: &mut Diagnostics,
 ) -> bool {
     if K == 4 && !(N || T) {
-        return positions4(block, outputs.positions, base);
+        // SAFETY: this function runs only where AVX2 and FMA are enabled.
+        return unsafe { positions4(block, outputs.positions, base) };
     }
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
     // Tangents follow: the two groups' blends may interleave (`blend_rows8`).
