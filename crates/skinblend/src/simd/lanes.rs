@@ -379,51 +379,6 @@ pub(super) unsafe fn load_entry_pairs(
     (first, second)
 }
 
-/// `(c01, c23)` = `Σₛ weights[s] · (m[s][0..8], m[s][8..16])` over four 64-byte palette entries
-/// (a vertex's four weighted 3x4s, as two registers `(c0 | c1)` and `(c2 | t)`), as one `asm!`
-/// block: a broadcast and two multiply-adds per entry, each reading its matrix half through
-/// the entry's address alone (`[m]`, `[m + 32]`). LLVM folds `matrices + offset` into an indexed
-/// operand (`[base + offset·4]`), and an arithmetic instruction with an indexed memory operand
-/// takes at least two of this core's six rename slots per cycle instead of one
-/// (`port_probe`'s "rename" rows: eight multiplies among 24 nops, 8.0 cycles indexed, 5.5 by a
-/// register).
-///
-/// # Safety
-/// The CPU has AVX and FMA; `weights` is valid for reading four f32s and each `m[s]` for
-/// sixteen.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn blend4_entries(weights: *const f32, m: [*const f32; 4]) -> (__m256, __m256) {
-    let (c01, c23): (__m256, __m256);
-    // SAFETY: the caller guarantees the reads; the block only reads memory and writes outputs.
-    unsafe {
-        std::arch::asm!(
-            "vbroadcastss {w}, dword ptr [{weights}]",
-            "vmulps {c01}, {w}, ymmword ptr [{m0}]",
-            "vmulps {c23}, {w}, ymmword ptr [{m0} + 32]",
-            "vbroadcastss {w}, dword ptr [{weights} + 4]",
-            "vfmadd231ps {c01}, {w}, ymmword ptr [{m1}]",
-            "vfmadd231ps {c23}, {w}, ymmword ptr [{m1} + 32]",
-            "vbroadcastss {w}, dword ptr [{weights} + 8]",
-            "vfmadd231ps {c01}, {w}, ymmword ptr [{m2}]",
-            "vfmadd231ps {c23}, {w}, ymmword ptr [{m2} + 32]",
-            "vbroadcastss {w}, dword ptr [{weights} + 12]",
-            "vfmadd231ps {c01}, {w}, ymmword ptr [{m3}]",
-            "vfmadd231ps {c23}, {w}, ymmword ptr [{m3} + 32]",
-            weights = in(reg) weights,
-            m0 = in(reg) m[0],
-            m1 = in(reg) m[1],
-            m2 = in(reg) m[2],
-            m3 = in(reg) m[3],
-            w = out(ymm_reg) _,
-            c01 = out(ymm_reg) c01,
-            c23 = out(ymm_reg) c23,
-            options(pure, readonly, nostack, preserves_flags),
-        );
-    }
-    (c01, c23)
-}
-
 /// Transposes four rows `(a_l | b_l)` of two 4-vectors each (`l` = 0..4) into four registers,
 /// register `c` holding component `c` of `a_0 a_1 a_2 a_3 | b_0 b_1 b_2 b_3`: eight in-lane
 /// shuffles, none crossing the 128-bit halves.

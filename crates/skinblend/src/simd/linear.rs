@@ -7,9 +7,8 @@ use std::mem::MaybeUninit;
 use glam::Vec3;
 
 use super::lanes::{
-    abs8, all8, blend4_entries, cross8, dot8, load3x8, load_tangents8, normalize8_flipped_or,
-    normalize8_or, scale8, store3x8, store_tangents8, transpose4_in_halves, transpose8, Block,
-    LANES,
+    abs8, all8, cross8, dot8, load3x8, load_tangents8, normalize8_flipped_or, normalize8_or,
+    scale8, store3x8, store_tangents8, transpose4_in_halves, transpose8, Block, LANES,
 };
 use crate::influences::MIN_WEIGHT_SUM;
 use crate::palette::SIGNED_ENTRY_FLIP_BYTES;
@@ -413,14 +412,16 @@ pub(super) fn weight_sums8(weights8: &[f32]) -> __m256 {
 /// the eight-wide path saturates is left nearly idle. Rounding differs from [`block`]'s (the sums
 /// are grouped differently), within `SIMD_VS_SCALAR` of the scalar kernel as every kernel.
 ///
-/// Each vertex's four matrices are added by [`blend4_entries`], which addresses them by register
-/// alone: 1.08–1.13× at 10k, 1.10× at 100k, 1.00× at 1M against indexed operands
-/// (`tools/ozz-compare/ab.py`, bests of 7–15 rounds; docs/bench.md "Rename"). The eight-wide
-/// kernels keep the compiler's indexed operands: the same helper in [`blend8`] measured
-/// 1.03–1.07× at 10k and 0.95× at 100k with normals, not a gain (0.94× by fastest calls). The
-/// matrices' addresses come from the joints read where they are used, not from offsets widened
-/// per block and read back from the stack: 1.05× at 10k, 1.06× at 100k (fastest calls,
-/// docs/bench.md "Latency").
+/// Each vertex is one `asm!` block ([`position4`]) that addresses the matrices by register
+/// alone: against the compiler's indexed operands 1.08–1.13× at 10k, 1.10× at 100k, 1.00× at 1M
+/// (`tools/ozz-compare/ab.py`, bests of 7–15 rounds; docs/bench.md "Rename"); written whole in
+/// `asm!` rather than as intrinsics around an `asm!` blend, 42.4 -> 40.3 instructions per vertex
+/// and 1.05–1.08× at 10k by `ab.py`'s fastest calls on the Zen 4 host (docs/bench.md). The
+/// eight-wide kernels keep the compiler's indexed operands: the same blend in [`blend8`]
+/// measured 1.03–1.07× at 10k and 0.95× at 100k with normals, not a gain (0.94× by fastest
+/// calls). The matrices' addresses come from the joints read where they are used, not from
+/// offsets widened per block and read back from the stack: 1.05× at 10k, 1.06× at 100k (fastest
+/// calls, docs/bench.md "Latency"), nor computed one vertex ahead (0.997×: the pointers spill).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function, so that it inlines into the
@@ -430,71 +431,149 @@ pub(super) fn weight_sums8(weights8: &[f32]) -> __m256 {
 #[inline(always)]
 unsafe fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
     let (joints8, weights8) = block.influences8::<4>(base);
+    let (joints8, weights8) = (&joints8[..4 * LANES], &weights8[..4 * LANES]);
     // SAFETY: the caller guarantees AVX2 and FMA.
     let Some(scale) = (unsafe { weight_scale8(block, weight_sums4(weights8)) }) else {
         return false;
     };
-    let mut scales = [0.0f32; LANES];
     let src = &block.positions[base..base + LANES];
     let dst = &mut positions[base..base + LANES];
-    // SAFETY: AVX2 and FMA are enabled here. `scales` is 8 f32s; `weights8` is 32, so vertex
-    // l's four at 4l are inside it. `Influences` guarantees joint < joint_count and `skin_into`
-    // checked the palette covers it; an `Affine3A` is 16 contiguous f32s (layout asserts in
-    // `lanes`), so each matrix address is valid for 16 f32s. `src` and `dst` are 8 `Vec3`s, 24
-    // contiguous f32s each (layout asserts in `lanes`): vertex l reads f32s 3l .. 3l + 3, and
-    // writes 3l .. 3l + 4 for l < 7 (the fourth is vertex l + 1's x, written again by the next
-    // vertex) and 3l .. 3l + 3 for l = 7.
+    // SAFETY: AVX2 and FMA are enabled here. `joints8` is 32 u16s and `weights8` 32 f32s, so
+    // vertex l's four of each at 4l are inside them. `Influences` guarantees joint <
+    // joint_count and `skin_into` checked the palette covers it; an `Affine3A` is 16 contiguous
+    // f32s (layout asserts in `lanes`), so each matrix address is valid for 16 f32s. `src` and
+    // `dst` are 8 `Vec3`s, 24 contiguous f32s each (layout asserts in `lanes`): vertex l < 7
+    // reads f32s 3l .. 3l + 4 (the fourth is vertex l + 1's x) and writes 3l .. 3l + 4 (the
+    // fourth written again by the next vertex); vertex 7 reads 20 .. 24 and writes 21 .. 24.
     unsafe {
-        _mm256_storeu_ps(scales.as_mut_ptr(), scale);
-        let matrices = block.linear.as_ptr().cast::<f32>();
-        let src = src.as_ptr().cast::<f32>();
-        let dst = dst.as_mut_ptr().cast::<f32>();
+        let scale_low = _mm256_castps256_ps128(scale);
+        let scale_high = _mm256_extractf128_ps::<1>(scale);
         let one = _mm256_set1_ps(1.0);
-        // Unrolled by hand: with the `asm!` block inside, LLVM keeps a loop over the vertices
-        // and computes each vertex's constants at run time.
-        macro_rules! vertex {
-            ($l:literal) => {{
-                let l: usize = $l;
-                // A volatile read keeps each joint a scalar load (see `blend_vertex`).
-                let m = |slot: usize| {
-                    let joint = std::ptr::from_ref(&joints8[4 * l + slot]).read_volatile();
-                    matrices.add(16 * usize::from(joint))
-                };
-                let (c01, c23) =
-                    blend4_entries(weights8.as_ptr().add(4 * l), [m(0), m(1), m(2), m(3)]);
-                let p = src.add(3 * l);
-                let xy = _mm256_blend_ps::<0xF0>(
-                    _mm256_broadcast_ss(&*p),
-                    _mm256_broadcast_ss(&*p.add(1)),
-                );
-                let z1 = _mm256_blend_ps::<0xF0>(_mm256_broadcast_ss(&*p.add(2)), one);
-                let halves = _mm256_fmadd_ps(c23, z1, _mm256_mul_ps(c01, xy));
-                let moved = _mm_mul_ps(
-                    _mm_add_ps(
-                        _mm256_castps256_ps128(halves),
-                        _mm256_extractf128_ps::<1>(halves),
-                    ),
-                    _mm_broadcast_ss(&scales[l]),
-                );
-                let out = dst.add(3 * l);
-                if l + 1 < LANES {
-                    _mm_storeu_ps(out, moved);
-                } else {
-                    _mm_storel_pd(out.cast::<f64>(), _mm_castps_pd(moved));
-                    _mm_store_ss(out.add(2), _mm_movehl_ps(moved, moved));
-                }
-            }};
-        }
-        vertex!(0);
-        vertex!(1);
-        vertex!(2);
-        vertex!(3);
-        vertex!(4);
-        vertex!(5);
-        vertex!(6);
-        vertex!(7);
+        // `(x | y)` and `(z | 1)` from `[x y z 1 | x y z 1]`; for the last vertex, read one
+        // f32 early, from `[1 x y z | 1 x y z]`.
+        let xy = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+        let z1 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);
+        let last = [
+            _mm256_setr_epi32(1, 1, 1, 1, 2, 2, 2, 2),
+            _mm256_setr_epi32(3, 3, 3, 3, 0, 0, 0, 0),
+        ];
+        let (joints, weights) = (joints8.as_ptr(), weights8.as_ptr());
+        let (src, dst) = (src.as_ptr().cast::<f32>(), dst.as_mut_ptr().cast::<f32>());
+        let matrices = block.linear.as_ptr().cast::<f32>();
+        let pointers = (joints, weights, matrices, src, dst);
+        position4::<0>(pointers, one, xy, z1, scale_low);
+        position4::<1>(pointers, one, xy, z1, scale_low);
+        position4::<2>(pointers, one, xy, z1, scale_low);
+        position4::<3>(pointers, one, xy, z1, scale_low);
+        position4::<4>(pointers, one, xy, z1, scale_high);
+        position4::<5>(pointers, one, xy, z1, scale_high);
+        position4::<6>(pointers, one, xy, z1, scale_high);
+        position4::<7>(pointers, one, last[0], last[1], scale_high);
     }
     true
+}
+
+/// Vertex `L` of [`positions4`]'s block: its four matrices' addresses (joint · 64 bytes), the
+/// blend `(c01, c23) = Σ wₛ (m[s][0..8], m[s][8..16])`, the position broadcast to both halves
+/// with 1 blended in as its fourth lane, `c01·(x | y) + c23·(z | 1)` (`xy` and `z1` the
+/// permutes that spread it), whose halves added are `M p`, times lane `L % 4` of `scale`. One
+/// `asm!` block, so that the compiler neither folds `matrices + 64 · joint` into indexed
+/// operands (`[base + offset]`: an arithmetic instruction with an indexed memory operand takes
+/// at least two of this core's six rename slots per cycle instead of one, `port_probe`'s
+/// "rename" rows: eight multiplies among 24 nops, 8.0 cycles indexed, 5.5 by a register) nor
+/// rewrites the permutes (LLVM turned them into two scalar loads, a shuffle and a cross-lane
+/// permute) nor spills the pointers (as intrinsics: a stack reload per vertex).
+///
+/// # Safety
+/// AVX2 and FMA; `pointers` are `(joints, weights, matrices, src, dst)` of [`positions4`]'s
+/// block, valid as it says.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn position4<const L: usize>(
+    pointers: (*const u16, *const f32, *const f32, *const f32, *mut f32),
+    one: __m256,
+    xy: __m256i,
+    z1: __m256i,
+    scale: __m128,
+) {
+    let (joints, weights, matrices, src, dst) = pointers;
+    macro_rules! vertex {
+        ($store:literal) => {
+            std::arch::asm!(
+                "movzx {j0:e}, word ptr [{joints} + {jo}]",
+                "movzx {j1:e}, word ptr [{joints} + {jo} + 2]",
+                "movzx {j2:e}, word ptr [{joints} + {jo} + 4]",
+                "movzx {j3:e}, word ptr [{joints} + {jo} + 6]",
+                "shl {j0:e}, 6",
+                "shl {j1:e}, 6",
+                "shl {j2:e}, 6",
+                "shl {j3:e}, 6",
+                "add {j0}, {matrices}",
+                "add {j1}, {matrices}",
+                "add {j2}, {matrices}",
+                "add {j3}, {matrices}",
+                "vbroadcastss {w}, dword ptr [{weights} + {wo}]",
+                "vmulps {c01}, {w}, ymmword ptr [{j0}]",
+                "vmulps {c23}, {w}, ymmword ptr [{j0} + 32]",
+                "vbroadcastss {w}, dword ptr [{weights} + {wo} + 4]",
+                "vfmadd231ps {c01}, {w}, ymmword ptr [{j1}]",
+                "vfmadd231ps {c23}, {w}, ymmword ptr [{j1} + 32]",
+                "vbroadcastss {w}, dword ptr [{weights} + {wo} + 8]",
+                "vfmadd231ps {c01}, {w}, ymmword ptr [{j2}]",
+                "vfmadd231ps {c23}, {w}, ymmword ptr [{j2} + 32]",
+                "vbroadcastss {w}, dword ptr [{weights} + {wo} + 12]",
+                "vfmadd231ps {c01}, {w}, ymmword ptr [{j3}]",
+                "vfmadd231ps {c23}, {w}, ymmword ptr [{j3} + 32]",
+                "vbroadcastf128 {p}, xmmword ptr [{src} + {po}]",
+                "vblendps {p}, {p}, {one}, {blend}",
+                "vpermilps {w}, {p}, {xy}",
+                "vpermilps {p}, {p}, {z1}",
+                "vmulps {c01}, {c01}, {w}",
+                "vfmadd231ps {c01}, {c23}, {p}",
+                "vextractf128 {w:x}, {c01}, 1",
+                "vaddps {c01:x}, {c01:x}, {w:x}",
+                "vshufps {w:x}, {scale}, {scale}, {lane}",
+                "vmulps {c01:x}, {c01:x}, {w:x}",
+                $store,
+                joints = in(reg) joints,
+                weights = in(reg) weights,
+                matrices = in(reg) matrices,
+                src = in(reg) src,
+                dst = in(reg) dst,
+                jo = const 8 * L,
+                wo = const 16 * L,
+                po = const if L < 7 { 12 * L } else { 12 * L - 4 },
+                qo = const 12 * L,
+                blend = const if L < 7 { 0x88 } else { 0x11 },
+                lane = const 0x55 * (L % 4),
+                one = in(ymm_reg) one,
+                xy = in(ymm_reg) xy,
+                z1 = in(ymm_reg) z1,
+                scale = in(xmm_reg) scale,
+                j0 = out(reg) _,
+                j1 = out(reg) _,
+                j2 = out(reg) _,
+                j3 = out(reg) _,
+                w = out(ymm_reg) _,
+                c01 = out(ymm_reg) _,
+                c23 = out(ymm_reg) _,
+                p = out(ymm_reg) _,
+                options(nostack),
+            )
+        };
+    }
+    // SAFETY: the caller's contract: vertex L's joints, weights, matrices, position and output
+    // are inside the pointers' ranges.
+    unsafe {
+        if L < 7 {
+            vertex!("vmovups xmmword ptr [{dst} + {qo}], {c01:x}");
+        } else {
+            vertex!(
+                "vmovlps qword ptr [{dst} + {qo}], {c01:x}\n\
+                 vextractps dword ptr [{dst} + {qo} + 8], {c01:x}, 2"
+            );
+        }
+    }
 }
 
 /// Half-width of the relative band around the singular threshold inside which
