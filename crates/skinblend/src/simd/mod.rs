@@ -239,6 +239,17 @@ mod avx2 {
         }
     }
 
+    /// DQS calls (or pieces of a parallel call) of at least this many vertices prefetch their
+    /// inputs [`PREFETCH_AHEAD_VERTICES`] ahead: meshes that stream from memory rather than
+    /// cache, where DQS's longer chain per block leaves fewer loads in flight than LBS's. DQS
+    /// with normals at 1M vertices 1.085× by `ab.py 11 "dq pn 4 1000000 100"`'s fastest calls
+    /// on the Zen 4 host (an unchanged DQS build 0.997×); for every method and size it lost: LBS
+    /// 1M 0.93–1.06×, positions only 1M 0.79×, CoR 1M 0.95×, DQS 100k 0.95× (docs/bench.md).
+    const PREFETCH_MIN_VERTICES: usize = 1 << 18;
+
+    /// How far ahead [`prefetch_inputs`] reads.
+    const PREFETCH_AHEAD_VERTICES: usize = 128;
+
     fn drive<const M: u8, const K: usize, const N: bool, const T: bool, const R: bool>(
         input: &SkinInput<'_>,
         palette: &PreparedPalette,
@@ -269,7 +280,11 @@ mod avx2 {
         }
         let block = Block::new::<K>(input, palette, renormalize, first_vertex, count);
         let mut base = 0;
+        let prefetch = M == DUAL_QUATERNION && count >= PREFETCH_MIN_VERTICES;
         while base + BLOCK_VERTICES <= count {
+            if prefetch {
+                prefetch_inputs::<K>(&block, base + PREFETCH_AHEAD_VERTICES);
+            }
             let done = match M {
                 LINEAR => linear::block::<K, N, T, R>(&block, &mut outputs, base, &mut diagnostics),
                 DUAL_QUATERNION => {
@@ -307,6 +322,51 @@ mod avx2 {
             );
         }
         diagnostics
+    }
+
+    /// Asks the cache for vertex `vertex`'s inputs (positions, normals, tangents, joints,
+    /// weights, pivot bytes): a hint, which reads nothing and cannot fault, so `vertex` may lie
+    /// past the end.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn prefetch_inputs<const K: usize>(block: &Block<'_>, vertex: usize) {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let k = block.k::<K>();
+        // Each stream's bytes of a block from this vertex on: two lines for 96 or 128 bytes.
+        let lines = |p: *const u8, bytes: usize| {
+            for offset in (0..bytes).step_by(64) {
+                // A hint: it reads nothing and faults on no address.
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(offset).cast());
+            }
+        };
+        let block_bytes = |size: usize| BLOCK_VERTICES * size;
+        lines(
+            block.positions.as_ptr().wrapping_add(vertex).cast(),
+            block_bytes(12),
+        );
+        if let Some(normals) = block.normals {
+            lines(
+                normals.as_ptr().wrapping_add(vertex).cast(),
+                block_bytes(12),
+            );
+        }
+        if let Some(tangents) = block.tangents {
+            lines(
+                tangents.as_ptr().wrapping_add(vertex).cast(),
+                block_bytes(16),
+            );
+        }
+        lines(
+            block.joints.as_ptr().wrapping_add(vertex * k).cast(),
+            block_bytes(2 * k),
+        );
+        lines(
+            block.weights.as_ptr().wrapping_add(vertex * k).cast(),
+            block_bytes(4 * k),
+        );
+        if !block.pivots.is_empty() {
+            lines(block.pivots.as_ptr().wrapping_add(vertex), 1);
+        }
     }
 
     /// Skins vertices `range` of the outputs (input vertices `first_vertex + range`) with the
