@@ -589,27 +589,38 @@ fn flip_tally_matches_the_scalar_count_over_pieces_and_fallbacks() {
 
 #[test]
 fn meshes_large_enough_to_prefetch() {
-    // 2^18 + 3 vertices: the DQS driver prefetches from 2^18 on (`PREFETCH_MIN_VERTICES` in
+    // 2^18 + 3 vertices: the DQS driver prefetches on meshes of 2^18 or more (`PREFETCH_MIN_VERTICES` in
     // simd/mod.rs), up to its last block, whose prefetch addresses lie past the arrays' ends.
     let mut rng = Rng::new(29);
     for k in [4, 8] {
         let rig = random_rig(&mut rng, (1 << 18) + 3, k, 12, false);
         let input =
             SkinInput::new(&rig.positions, Some(&rig.normals), None, &rig.influences).unwrap();
-        let options = |simd| SkinOptions {
+        let options = |simd, parallel| SkinOptions {
             method: Method::DualQuaternion,
             simd,
-            parallel: false,
+            parallel,
             ..SkinOptions::default()
         };
-        let [simd, scalar] = [true, false].map(|simd| {
-            let options = options(simd);
-            let prepared = prepare(&rig.palette, None, &options).unwrap();
-            run(&input, &prepared, options.run_options(), true, false)
-        });
+        // Parallel pieces prefetch too (the whole mesh's size decides).
+        let [simd, parallel, scalar] =
+            [(true, false), (true, true), (false, false)].map(|(simd, parallel)| {
+                let options = options(simd, parallel);
+                let prepared = prepare(&rig.palette, None, &options).unwrap();
+                run(&input, &prepared, options.run_options(), true, false)
+            });
         let what = format!("k={k} dq, 2^18 + 3 vertices");
         assert_points_close(&what, &scalar.positions, &simd.positions, SIMD_VS_SCALAR);
         assert_points_close(&what, &scalar.normals, &simd.normals, SIMD_VS_SCALAR);
         assert_eq!(scalar.diagnostics, simd.diagnostics, "{what}: diagnostics");
+        assert_eq!(
+            simd.positions, parallel.positions,
+            "{what}: parallel positions"
+        );
+        assert_eq!(simd.normals, parallel.normals, "{what}: parallel normals");
+        assert_eq!(
+            simd.diagnostics, parallel.diagnostics,
+            "{what}: parallel diagnostics"
+        );
     }
 }

@@ -239,12 +239,14 @@ mod avx2 {
         }
     }
 
-    /// DQS calls (or pieces of a parallel call) of at least this many vertices prefetch their
-    /// inputs [`PREFETCH_AHEAD_VERTICES`] ahead: meshes that stream from memory rather than
-    /// cache, where DQS's longer chain per block leaves fewer loads in flight than LBS's. DQS
-    /// with normals at 1M vertices 1.085× by `ab.py 11 "dq pn 4 1000000 100"`'s fastest calls
-    /// on the Zen 4 host (an unchanged DQS build 0.997×); for every method and size it lost: LBS
-    /// 1M 0.93–1.06×, positions only 1M 0.79×, CoR 1M 0.95×, DQS 100k 0.95× (docs/bench.md).
+    /// DQS calls on meshes of at least this many vertices prefetch their inputs
+    /// [`PREFETCH_AHEAD_VERTICES`] ahead, in every piece (the whole mesh counts, not the piece
+    /// a thread skins: what the call sweeps decides whether its streams come from memory rather
+    /// than cache). There DQS's longer chain per block leaves fewer loads in flight than LBS's.
+    /// DQS with normals at 1M vertices 1.085× by `ab.py 11 "dq pn 4 1000000 100"`'s fastest
+    /// calls on the Zen 4 host (an unchanged DQS build 0.997×); for every other method and size
+    /// it lost: LBS 1M 0.93–1.06×, positions only 1M 0.79×, CoR 1M 0.95×, DQS 100k 0.95×
+    /// (docs/bench.md).
     const PREFETCH_MIN_VERTICES: usize = 1 << 18;
 
     /// How far ahead [`prefetch_inputs`] reads.
@@ -280,7 +282,7 @@ mod avx2 {
         }
         let block = Block::new::<K>(input, palette, renormalize, first_vertex, count);
         let mut base = 0;
-        let prefetch = M == DUAL_QUATERNION && count >= PREFETCH_MIN_VERTICES;
+        let prefetch = M == DUAL_QUATERNION && input.vertex_count() >= PREFETCH_MIN_VERTICES;
         while base + BLOCK_VERTICES <= count {
             if prefetch {
                 prefetch_inputs::<K>(&block, base + PREFETCH_AHEAD_VERTICES);
