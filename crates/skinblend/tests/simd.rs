@@ -589,8 +589,9 @@ fn flip_tally_matches_the_scalar_count_over_pieces_and_fallbacks() {
 
 #[test]
 fn meshes_large_enough_to_prefetch() {
-    // 2^18 + 3 vertices: the DQS driver prefetches on meshes of 2^18 or more (`PREFETCH_MIN_VERTICES` in
-    // simd/mod.rs), up to its last block, whose prefetch addresses lie past the arrays' ends.
+    // 2^18 + 3 vertices: the DQS driver prefetches on meshes of 2^18 or more
+    // (`PREFETCH_MIN_VERTICES` in simd/mod.rs), up to its last block, whose prefetch addresses
+    // lie past the arrays' ends.
     let mut rng = Rng::new(29);
     for k in [4, 8] {
         let rig = random_rig(&mut rng, (1 << 18) + 3, k, 12, false);

@@ -421,7 +421,8 @@ pub(super) fn weight_sums8(weights8: &[f32]) -> __m256 {
 /// measured 1.03–1.07× at 10k and 0.95× at 100k with normals, not a gain (0.94× by fastest
 /// calls). The matrices' addresses come from the joints read where they are used, not from
 /// offsets widened per block and read back from the stack: 1.05× at 10k, 1.06× at 100k (fastest
-/// calls, docs/bench.md "Latency"), nor computed one vertex ahead (0.997×: the pointers spill).
+/// calls, docs/bench.md "Latency"), nor computed one vertex ahead (0.95× against this: the
+/// pointers spill).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function, so that it inlines into the

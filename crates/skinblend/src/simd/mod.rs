@@ -332,42 +332,47 @@ mod avx2 {
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     fn prefetch_inputs<const K: usize>(block: &Block<'_>, vertex: usize) {
+        use glam::{Vec3, Vec4};
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         let k = block.k::<K>();
-        // Each stream's bytes of a block from this vertex on: two lines for 96 or 128 bytes.
+        // Every 64 bytes of each stream's span for the block from `vertex` on (a line the span
+        // ends in is the next block's first).
         let lines = |p: *const u8, bytes: usize| {
             for offset in (0..bytes).step_by(64) {
                 // A hint: it reads nothing and faults on no address.
                 _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(offset).cast());
             }
         };
-        let block_bytes = |size: usize| BLOCK_VERTICES * size;
+        let span = |element_bytes: usize| BLOCK_VERTICES * element_bytes;
         lines(
             block.positions.as_ptr().wrapping_add(vertex).cast(),
-            block_bytes(12),
+            span(size_of::<Vec3>()),
         );
         if let Some(normals) = block.normals {
             lines(
                 normals.as_ptr().wrapping_add(vertex).cast(),
-                block_bytes(12),
+                span(size_of::<Vec3>()),
             );
         }
         if let Some(tangents) = block.tangents {
             lines(
                 tangents.as_ptr().wrapping_add(vertex).cast(),
-                block_bytes(16),
+                span(size_of::<Vec4>()),
             );
         }
         lines(
             block.joints.as_ptr().wrapping_add(vertex * k).cast(),
-            block_bytes(2 * k),
+            span(k * size_of::<u16>()),
         );
         lines(
             block.weights.as_ptr().wrapping_add(vertex * k).cast(),
-            block_bytes(4 * k),
+            span(k * size_of::<f32>()),
         );
         if !block.pivots.is_empty() {
-            lines(block.pivots.as_ptr().wrapping_add(vertex), 1);
+            lines(
+                block.pivots.as_ptr().wrapping_add(vertex),
+                span(size_of::<u8>()),
+            );
         }
     }
 
