@@ -326,7 +326,9 @@ unsafe fn blend_vertex<const C: bool>(
                     }
                     entries.byte_add(usize::from(offset))
                 }
-                None => entries.add(16 * joint),
+                // LBS's entries by register; CoR's signed lines keep the indexed form (by
+                // register 0.885× at 10k, `ab.py`'s fastest calls).
+                None => address_by_register(entries.add(16 * joint)),
             };
             let (m01, m23) = (_mm256_loadu_ps(m), _mm256_loadu_ps(m.add(8)));
             c01 = _mm256_fmadd_ps(m01, w, c01);
@@ -334,6 +336,30 @@ unsafe fn blend_vertex<const C: bool>(
         }
         (c01, c23)
     }
+}
+
+/// `p` unchanged, through an empty `asm!` block the compiler cannot see into, so that it keeps
+/// `p` in a register and addresses the two halves of the entry by that register alone (`[p]`,
+/// `[p + 32]`) instead of folding `entries + 64 · joint` into indexed operands
+/// (`[entries + offset]`): a multiply-add with an indexed memory operand takes two of this
+/// core's rename slots instead of one (docs/bench.md, "Rename: indexed memory operands"), for
+/// about the same instruction count. LBS with normals 1.05× at 10k and 100k by `ab.py`'s
+/// fastest calls (docs/bench.md, "The Emerald Rapids host, twelfth session").
+#[inline(always)]
+fn address_by_register(p: *const f32) -> *const f32 {
+    // The address alone passes through the block (`map_addr` keeps `p`'s provenance).
+    p.map_addr(|mut address| {
+        // SAFETY: an empty template: it reads and writes nothing but the register holding
+        // `address`, which it leaves as it was.
+        unsafe {
+            std::arch::asm!(
+                "/* {0} */",
+                inout(reg) address,
+                options(pure, nomem, nostack, preserves_flags)
+            );
+        }
+        address
+    })
 }
 
 /// The factor that turns a blend of eight vertices' stored weights into the blend of normalized
