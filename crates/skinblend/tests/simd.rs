@@ -305,6 +305,45 @@ fn tiny_and_huge_weight_sums() {
     }
 }
 
+/// Weight sums near 1. Where every vertex's sum is within 2⁻²⁰ of 1 (`UNIT_WEIGHT_SUM_BAND` in
+/// `simd::linear`), LBS and CoR's center blend skip the division by it, which moves a position
+/// by at most 2⁻²⁰ of its length; everywhere else they divide as the scalar kernel does. Seen
+/// failing with the division skipped regardless: the sums 64 × 2⁻²⁰ above 1 moved positions by
+/// 6e-5 of the mesh's extent, and the one vertex with a sum of 1.5 by a third of its position.
+#[test]
+fn weight_sums_near_one() {
+    let band = 2f32.powi(-20);
+    let mut rng = Rng::new(73);
+    let rig = random_rig(&mut rng, 203, 4, 8, false);
+    // Every vertex's weights times the first factor, vertex 100's times the second.
+    for (what, every, vertex_100) in [
+        ("inside the band", 1.0 + 0.9 * band, 1.0 - 0.9 * band),
+        ("64 bands above", 1.0 + 64.0 * band, 1.0 + 64.0 * band),
+        ("64 bands below", 1.0 - 64.0 * band, 1.0 - 64.0 * band),
+        ("one vertex at 1.5", 1.0, 1.5),
+    ] {
+        let weights: Vec<f32> = rig
+            .influences
+            .weights()
+            .iter()
+            .enumerate()
+            .map(|(i, w)| w * if i / 4 == 100 { vertex_100 } else { every })
+            .collect();
+        let influences = Influences::new(4, rig.influences.joints().to_vec(), weights, 8).unwrap();
+        let input = SkinInput::new(
+            &rig.positions,
+            Some(&rig.normals),
+            Some(&rig.tangents),
+            &influences,
+        )
+        .and_then(|input| input.with_rotation_centers(&rig.positions))
+        .unwrap();
+        compare(&format!("weight sums {what}"), &input, |o| {
+            prepare(&rig.palette, None, o).unwrap()
+        });
+    }
+}
+
 #[test]
 fn fixtures_at_every_evidence_angle() {
     for f in fixtures::all() {

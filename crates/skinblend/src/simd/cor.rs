@@ -151,7 +151,10 @@ unsafe fn blend_with_rotations8_counting<const K: usize, const R: bool, const C:
         } else {
             linear::weight_sums8(weights8)
         };
-        let weight_scale = linear::weight_scale8(block, sum)?;
+        if !linear::weighted8(block, sum) {
+            return None;
+        }
+        let weight_scale = linear::weight_scale8(block, sum);
         let flips = if C {
             dual_quat::table_flips::<K>(block, base, pivots, zero_weights, signs.count)
         } else {

@@ -65,8 +65,10 @@ pub(super) struct Block<'a> {
     /// DQS and CoR with the pivot sign table: each joint's line as prepared, then negated
     /// (`PreparedPalette::signed_entries`), or empty.
     pub(super) signed_entries: &'a [SignedEntry],
-    /// Divide the weights by their sum (LBS and CoR's center blend; DQS normalizes anyway).
-    pub(super) renormalize: bool,
+    /// LBS and CoR's center blend divide by each vertex's weight sum: the call renormalizes and
+    /// some vertex's sum is not 1 within `linear::UNIT_WEIGHT_SUM_BAND`
+    /// (`linear::divides_by_weight_sums`; DQS normalizes anyway).
+    pub(super) divide_by_weight_sums: bool,
     /// Every vertex of the mesh has a weight sum of at least `MIN_WEIGHT_SUM`
     /// (`Influences::weight_sum_range`): no block has an unweighted vertex to test for.
     pub(super) all_weighted: bool,
@@ -121,7 +123,10 @@ impl<'a> Block<'a> {
             rigid: &palette.rigid,
             signed_offsets: &palette.signed_offsets,
             signed_entries: &palette.signed_entries,
-            renormalize,
+            divide_by_weight_sums: super::linear::divides_by_weight_sums(
+                renormalize,
+                influences.weight_sum_range(),
+            ),
             all_weighted: influences.weight_sum_range().0 >= MIN_WEIGHT_SUM,
             singular_bound_root: super::linear::singular_bound_root(
                 k,

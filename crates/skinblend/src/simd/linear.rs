@@ -21,15 +21,16 @@ pub(super) struct Linear8 {
     pub(super) columns: [[__m256; 3]; 3],
     /// The blended translation (weights as stored).
     pub(super) translation: [__m256; 3],
-    /// `1 / Σw` where the palette renormalizes, else 1: the factor that turns the blend of the
-    /// stored weights into the blend of normalized ones.
-    pub(super) weight_scale: __m256,
+    /// `1 / Σw` where the call divides by the weight sums (`Block::divide_by_weight_sums`),
+    /// else `None`: the factor that turns the blend of the stored weights into the blend of
+    /// normalized ones.
+    pub(super) weight_scale: Option<__m256>,
     /// `Σw`, the stored weights' sum.
     pub(super) weight_sum: __m256,
 }
 
 impl Linear8 {
-    /// `M p` with the weights normalized (where the palette renormalizes).
+    /// `M p` with the weights normalized (where the call divides by the weight sums).
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn point(&self, p: [__m256; 3]) -> [__m256; 3] {
@@ -43,7 +44,10 @@ impl Linear8 {
                 _mm256_fmadd_ps(c1[a], p[1], _mm256_fmadd_ps(c0[a], p[0], t[a])),
             );
         }
-        scale8(out, self.weight_scale)
+        match self.weight_scale {
+            Some(scale) => scale8(out, scale),
+            None => out,
+        }
     }
 }
 
@@ -72,11 +76,14 @@ pub(super) unsafe fn blend8<const K: usize, const INTERLEAVE: bool>(
     };
     let sum = blend.padding[3];
     // SAFETY: as above.
-    let weight_scale = unsafe { weight_scale8(block, sum) }?;
+    if !unsafe { weighted8(block, sum) } {
+        return None;
+    }
     Some(Linear8 {
         columns: blend.columns,
         translation: blend.translation,
-        weight_scale,
+        // SAFETY: as above.
+        weight_scale: unsafe { weight_scale8(block, sum) },
         weight_sum: sum,
     })
 }
@@ -362,27 +369,51 @@ fn address_by_register(p: *const f32) -> *const f32 {
     })
 }
 
-/// The factor that turns a blend of eight vertices' stored weights into the blend of normalized
-/// ones (`1 / Σw` where the call renormalizes, else 1), or `None` when one of them is
-/// unweighted (`Σw` below `MIN_WEIGHT_SUM`, as the scalar kernel). Not tested where the mesh
-/// has no unweighted vertex (`Block::all_weighted`, from the slot-order sums, which decide as
-/// the blends' sums do: see [`weight_sums4`]).
+/// Whether every one of eight vertices with weight sums `sum` is weighted (`Σw` at least
+/// `MIN_WEIGHT_SUM`, as the scalar kernel). Not tested where the mesh has no unweighted vertex
+/// (`Block::all_weighted`, from the slot-order sums, which decide as the blends' sums do: see
+/// [`weight_sums4`]).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-pub(super) fn weight_scale8(block: &Block<'_>, sum: __m256) -> Option<__m256> {
-    if !block.all_weighted
-        && !all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
+pub(super) fn weighted8(block: &Block<'_>, sum: __m256) -> bool {
+    block.all_weighted
+        || all8(_mm256_cmp_ps::<_CMP_GE_OQ>(
             sum,
             _mm256_set1_ps(MIN_WEIGHT_SUM),
         ))
-    {
-        return None;
-    }
-    Some(if block.renormalize {
-        _mm256_div_ps(_mm256_set1_ps(1.0), sum)
-    } else {
-        _mm256_set1_ps(1.0)
-    })
+}
+
+/// The factor that turns a blend of eight vertices' stored weights into the blend of normalized
+/// ones, `1 / Σw`, where the call divides by the weight sums (`Block::divide_by_weight_sums`);
+/// else `None` (the blend is used as it is).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn weight_scale8(block: &Block<'_>, sum: __m256) -> Option<__m256> {
+    block
+        .divide_by_weight_sums
+        .then(|| _mm256_div_ps(_mm256_set1_ps(1.0), sum))
+}
+
+/// Distance from 1 within which every vertex's weight sum (f32, slot order;
+/// `Influences::weight_sum_range`) lets LBS and CoR's center blend skip the division by it even
+/// where the call renormalizes: 2⁻²⁰, 8 f32 ulps of 1. Weights normalized in f32 (`w / Σw`, as
+/// `Influences::from_lists` renormalizes them and the benchmark rig builds them) sum to 1 within
+/// about `2k` roundings of 2⁻²⁴, inside it for up to eight influences. Dividing by such a sum would move a blended position by at most
+/// 2⁻²⁰ of its length, a tenth of `SIMD_VS_SCALAR` (`tests/simd.rs`), and the normals and
+/// tangents not at all (they are normalized and the singular test is scale-free); skipping it
+/// saves a division and three multiplies per block of eight (LBS with normals) or the weight
+/// sums and a multiply per vertex (positions only).
+pub(super) const UNIT_WEIGHT_SUM_BAND: f32 = 1.0 / 1_048_576.0;
+
+/// Whether LBS and CoR's center blend divide by each vertex's weight sum: where the call
+/// renormalizes and some vertex's sum (`weight_sums`, `Influences::weight_sum_range`) is
+/// farther from 1 than [`UNIT_WEIGHT_SUM_BAND`]. Decided once per call (`Block::new`).
+pub(super) fn divides_by_weight_sums(renormalize: bool, weight_sums: (f32, f32)) -> bool {
+    let (low, high) = weight_sums;
+    // A mesh without vertices, `(∞, 0)`, divides by nothing.
+    let unit =
+        (low > high) || (1.0 - UNIT_WEIGHT_SUM_BAND <= low && high <= 1.0 + UNIT_WEIGHT_SUM_BAND);
+    renormalize && !unit
 }
 
 /// `Σw` of eight vertices with four influences each (32 consecutive weights), summed as
@@ -459,9 +490,18 @@ pub(super) fn weight_sums8(weights8: &[f32]) -> __m256 {
 unsafe fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
     let (joints8, weights8) = block.influences8::<4>(base);
     let (joints8, weights8) = (&joints8[..4 * LANES], &weights8[..4 * LANES]);
-    // SAFETY: the caller guarantees AVX2 and FMA.
-    let Some(scale) = (unsafe { weight_scale8(block, weight_sums4(weights8)) }) else {
-        return false;
+    // The weight sums where a vertex may be unweighted or the positions are divided by them.
+    let scale = if block.divide_by_weight_sums || !block.all_weighted {
+        // SAFETY: the caller guarantees AVX2 and FMA.
+        let sums = unsafe { weight_sums4(weights8) };
+        // SAFETY: as above.
+        if !unsafe { weighted8(block, sums) } {
+            return false;
+        }
+        // SAFETY: as above.
+        unsafe { weight_scale8(block, sums) }
+    } else {
+        None
     };
     let src = &block.positions[base..base + LANES];
     let dst = &mut positions[base..base + LANES];
@@ -473,8 +513,6 @@ unsafe fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> 
     // reads f32s 3l .. 3l + 4 (the fourth is vertex l + 1's x) and writes 3l .. 3l + 4 (the
     // fourth written again by the next vertex); vertex 7 reads 20 .. 24 and writes 21 .. 24.
     unsafe {
-        let scale_low = _mm256_castps256_ps128(scale);
-        let scale_high = _mm256_extractf128_ps::<1>(scale);
         let one = _mm256_set1_ps(1.0);
         // `(x | y)` and `(z | 1)` from `[x y z 1 | x y z 1]`; for the last vertex, read one
         // f32 early, from `[1 x y z | 1 x y z]`.
@@ -488,14 +526,30 @@ unsafe fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> 
         let (src, dst) = (src.as_ptr().cast::<f32>(), dst.as_mut_ptr().cast::<f32>());
         let matrices = block.linear.as_ptr().cast::<f32>();
         let pointers = (joints, weights, matrices, src, dst);
-        position4::<0>(pointers, one, xy, z1, scale_low);
-        position4::<1>(pointers, one, xy, z1, scale_low);
-        position4::<2>(pointers, one, xy, z1, scale_low);
-        position4::<3>(pointers, one, xy, z1, scale_low);
-        position4::<4>(pointers, one, xy, z1, scale_high);
-        position4::<5>(pointers, one, xy, z1, scale_high);
-        position4::<6>(pointers, one, xy, z1, scale_high);
-        position4::<7>(pointers, one, last[0], last[1], scale_high);
+        // The eight vertices, each times its lane of `1 / Σw` where `$scale`.
+        macro_rules! vertices {
+            ($scale:literal, $low:expr, $high:expr) => {
+                position4::<0, $scale>(pointers, one, xy, z1, $low);
+                position4::<1, $scale>(pointers, one, xy, z1, $low);
+                position4::<2, $scale>(pointers, one, xy, z1, $low);
+                position4::<3, $scale>(pointers, one, xy, z1, $low);
+                position4::<4, $scale>(pointers, one, xy, z1, $high);
+                position4::<5, $scale>(pointers, one, xy, z1, $high);
+                position4::<6, $scale>(pointers, one, xy, z1, $high);
+                position4::<7, $scale>(pointers, one, last[0], last[1], $high);
+            };
+        }
+        match scale {
+            Some(scale) => {
+                let scale_low = _mm256_castps256_ps128(scale);
+                let scale_high = _mm256_extractf128_ps::<1>(scale);
+                vertices!(true, scale_low, scale_high);
+            }
+            None => {
+                let unused = _mm_setzero_ps();
+                vertices!(false, unused, unused);
+            }
+        }
     }
     true
 }
@@ -503,7 +557,8 @@ unsafe fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> 
 /// Vertex `L` of [`positions4`]'s block: its four matrices' addresses (joint · 64 bytes), the
 /// blend `(c01, c23) = Σ wₛ (m[s][0..8], m[s][8..16])`, the position broadcast to both halves
 /// with 1 blended in as its fourth lane, `c01·(x | y) + c23·(z | 1)` (`xy` and `z1` the
-/// permutes that spread it), whose halves added are `M p`, times lane `L % 4` of `scale`. One
+/// permutes that spread it), whose halves added are `M p`, times lane `L % 4` of `scale` where
+/// `SCALE` (the call divides by the weight sums, `Block::divide_by_weight_sums`). One
 /// `asm!` block, so that the compiler neither folds `matrices + 64 · joint` into indexed
 /// operands (`[base + offset]`: an arithmetic instruction with an indexed memory operand takes
 /// at least two of this core's six rename slots per cycle instead of one, `port_probe`'s
@@ -516,7 +571,7 @@ unsafe fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> 
 /// block, valid as it says.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn position4<const L: usize>(
+unsafe fn position4<const L: usize, const SCALE: bool>(
     pointers: (*const u16, *const f32, *const f32, *const f32, *mut f32),
     one: __m256,
     xy: __m256i,
@@ -525,7 +580,7 @@ unsafe fn position4<const L: usize>(
 ) {
     let (joints, weights, matrices, src, dst) = pointers;
     macro_rules! vertex {
-        ($store:literal) => {
+        ($scale:literal, $store:literal) => {
             std::arch::asm!(
                 "movzx {j0:e}, word ptr [{joints} + {jo}]",
                 "movzx {j1:e}, word ptr [{joints} + {jo} + 2]",
@@ -559,8 +614,7 @@ unsafe fn position4<const L: usize>(
                 "vfmadd231ps {c01}, {c23}, {p}",
                 "vextractf128 {w:x}, {c01}, 1",
                 "vaddps {c01:x}, {c01:x}, {w:x}",
-                "vshufps {w:x}, {scale}, {scale}, {lane}",
-                "vmulps {c01:x}, {c01:x}, {w:x}",
+                $scale,
                 $store,
                 joints = in(reg) joints,
                 weights = in(reg) weights,
@@ -591,11 +645,24 @@ unsafe fn position4<const L: usize>(
     }
     // SAFETY: the caller's contract: vertex L's joints, weights, matrices, position and output
     // are inside the pointers' ranges.
+    // Times lane `L % 4` of `scale`, or (without `SCALE`) not.
+    macro_rules! scaled {
+        ($store:literal) => {
+            if SCALE {
+                vertex!(
+                    "vshufps {w:x}, {scale}, {scale}, {lane}\nvmulps {c01:x}, {c01:x}, {w:x}",
+                    $store
+                )
+            } else {
+                vertex!("/* not scaled: {scale} {lane} */", $store)
+            }
+        };
+    }
     unsafe {
         if L < 7 {
-            vertex!("vmovups xmmword ptr [{dst} + {qo}], {c01:x}");
+            scaled!("vmovups xmmword ptr [{dst} + {qo}], {c01:x}");
         } else {
-            vertex!(
+            scaled!(
                 "vmovlps qword ptr [{dst} + {qo}], {c01:x}\n\
                  vextractps dword ptr [{dst} + {qo} + 8], {c01:x}, 2"
             );
@@ -777,7 +844,11 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     let (columns, bound_root) = if R {
         (m.columns, block.singular_bound_root)
     } else {
-        (m.columns.map(|column| scale8(column, m.weight_scale)), None)
+        let columns = match m.weight_scale {
+            Some(scale) => m.columns.map(|column| scale8(column, scale)),
+            None => m.columns,
+        };
+        (columns, None)
     };
     let [c0, c1, c2] = columns;
     let cofactor0 = cross8(c1, c2);
@@ -853,13 +924,31 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
 mod tests {
     use glam::{Vec3, Vec4};
 
-    use super::{singular_bound_root, BOUND_MARGIN, BOUND_MAX_INFLUENCES};
+    use super::{
+        divides_by_weight_sums, singular_bound_root, BOUND_MARGIN, BOUND_MAX_INFLUENCES,
+        UNIT_WEIGHT_SUM_BAND,
+    };
     use crate::reference::SINGULAR_RELATIVE;
 
     /// The singular test's bound factor: `(Σw r)³` is `SINGULAR_RELATIVE (1 + BOUND_MARGIN)`
     /// times `(Σw · largest)³` (to f32 rounding), and there is none where a bound
     /// `Σw · largest` leaves `[2⁻¹⁰, 2¹⁰]`, for NaN, for a mesh without vertices or for more
     /// influences than the margin covers.
+    /// The division by the weight sums is skipped only where the call renormalizes and every
+    /// sum is inside the band around 1 (or there is no vertex), or where it does not renormalize.
+    #[test]
+    fn weight_sums_are_divided_outside_the_unit_band() {
+        let band = UNIT_WEIGHT_SUM_BAND;
+        assert!(!divides_by_weight_sums(true, (1.0, 1.0)));
+        assert!(!divides_by_weight_sums(true, (1.0 - band, 1.0 + band)));
+        assert!(!divides_by_weight_sums(true, (f32::INFINITY, 0.0)));
+        assert!(divides_by_weight_sums(true, (1.0 - 2.0 * band, 1.0)));
+        assert!(divides_by_weight_sums(true, (1.0, 1.0 + 2.0 * band)));
+        assert!(divides_by_weight_sums(true, (0.5, 1.0)));
+        assert!(divides_by_weight_sums(true, (f32::NAN, f32::NAN)));
+        assert!(!divides_by_weight_sums(false, (0.5, 2.0)));
+    }
+
     #[test]
     fn singular_bound_root_is_in_range_or_none() {
         let root = singular_bound_root(4, (0.5, 2.0), 1.5).unwrap();
@@ -990,7 +1079,12 @@ mod tests {
             return; // the scalar kernel sums the weights itself
         }
         for k in [3, 4, 8] {
-            let mesh = benchmark_mesh(203, k, 16, 9);
+            let mut mesh = benchmark_mesh(203, k, 16, 9);
+            // Weight sums of 1/2, so that the kernels divide by them (sums within
+            // `UNIT_WEIGHT_SUM_BAND` of 1 would not read the lane).
+            let halved: Vec<f32> = mesh.influences.weights().iter().map(|w| 0.5 * w).collect();
+            mesh.influences =
+                crate::Influences::new(k, mesh.influences.joints().to_vec(), halved, 16).unwrap();
             let clean = prepare(&mesh.palette, None, Method::Linear).unwrap();
             let mut doubled = clean.clone();
             for matrix in doubled.linear_matrices_mut() {
