@@ -414,16 +414,29 @@ fn tied_weights_pivot_on_the_lowest_slot() {
 /// length: `Σw` times the palette's largest column length bounds every blended column. Here
 /// the largest column belongs to the near-singular joints themselves (diag(1.5, 1, d)), and the
 /// determinants sweep the threshold in steps of 1e-4 relative, single joints and pairs, with
-/// weight sums from 0.5 to 2: every block either holds a lane the bound cannot clear or is
-/// decided as the exact test decides it. (Seen failing with the bound halved: the bound then
-/// clears blocks holding singular lanes.)
+/// weight sums from 0.5 to 2, and again with sums 1 within 2⁻²⁰ (where the bound is one
+/// constant for the call, `linear::unit_singular_bound`): every block either holds a lane the
+/// bound cannot clear or is decided as the exact test decides it. (Seen failing with either
+/// bound halved: it then clears blocks holding singular lanes.)
 #[test]
 fn singular_bound_clears_only_what_the_exact_test_clears() {
+    let band = 0.9 * 2f32.powi(-20);
+    for (low, high, offset) in [(0.5, 2.0, 0.0), (1.0 - band, 1.0 + band, 0.5)] {
+        singular_bound_with_weight_sums(low, high, offset);
+    }
+}
+
+/// [`singular_bound_clears_only_what_the_exact_test_clears`] with weight sums in `low .. high`
+/// and the determinants' steps `i + offset`. (With sums near 1 the offset is one half: at
+/// offset 0 the single-joint vertices of step 0 sit exactly on the threshold, where f32
+/// rounding alone decides, and decided one of them differently from the scalar kernel before
+/// and after the bound changed.)
+fn singular_bound_with_weight_sums(low: f32, high: f32, offset: f32) {
     let mut rng = Rng::new(44);
     let length = 1.5f32;
     let palette: Vec<Mat4> = (-30..=30)
         .map(|i| {
-            let d = 1e-6 * length * length * (1.0 + 1e-4 * i as f32);
+            let d = 1e-6 * length * length * (1.0 + 1e-4 * (i as f32 + offset));
             Mat4::from_scale(Vec3::new(length, 1.0, d))
         })
         .collect();
@@ -438,7 +451,7 @@ fn singular_bound_clears_only_what_the_exact_test_clears() {
         .collect();
     let weights: Vec<f32> = (0..vertices)
         .flat_map(|v| {
-            let sum = rng.range(0.5, 2.0);
+            let sum = rng.range(low, high);
             // Half the vertices on one joint, half on two neighbours.
             let first = if v % 2 == 0 { 1.0 } else { rng.range(0.5, 1.0) };
             [sum * first, sum * (1.0 - first), 0.0, 0.0]
@@ -446,9 +459,11 @@ fn singular_bound_clears_only_what_the_exact_test_clears() {
         .collect();
     let influences = Influences::new(4, joints, weights, joint_count).unwrap();
     let input = SkinInput::new(&rig.positions, Some(&rig.normals), None, &influences).unwrap();
-    compare("singular bound", &input, |o| {
-        prepare(&palette, None, o).unwrap()
-    });
+    compare(
+        &format!("singular bound, sums {low} to {high}"),
+        &input,
+        |o| prepare(&palette, None, o).unwrap(),
+    );
 }
 
 /// The SIMD kernels' fast paths (the squared singular test, the `rsqrt` normalize) hand a block

@@ -74,6 +74,9 @@ pub(super) struct Block<'a> {
     pub(super) all_weighted: bool,
     /// LBS's singular test without column lengths: `linear::singular_bound_root`.
     pub(super) singular_bound_root: Option<f32>,
+    /// The same test's bound for every block at once, where every weight sum is 1 within
+    /// `linear::UNIT_WEIGHT_SUM_BAND`: `linear::unit_singular_bound`.
+    pub(super) unit_singular_bound: Option<f32>,
     /// DQS and CoR: the call counts sign flips once from the mesh's pivot pair counts
     /// (`super::flip_tally`), so the table blends count none; the first `tallied_vertices`
     /// vertices of the range are among those the counts include.
@@ -129,6 +132,11 @@ impl<'a> Block<'a> {
             ),
             all_weighted: influences.weight_sum_range().0 >= MIN_WEIGHT_SUM,
             singular_bound_root: super::linear::singular_bound_root(
+                k,
+                influences.weight_sum_range(),
+                palette.largest_column_length,
+            ),
+            unit_singular_bound: super::linear::unit_singular_bound(
                 k,
                 influences.weight_sum_range(),
                 palette.largest_column_length,

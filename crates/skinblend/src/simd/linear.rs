@@ -711,6 +711,24 @@ pub(super) fn singular_bound_root(k: usize, weight_sums: (f32, f32), largest: f3
     })
 }
 
+/// [`singular8`]'s first bound for every block at once, `(r (1 + UNIT_WEIGHT_SUM_BAND))³` (`r`
+/// of [`singular_bound_root`]), where every vertex's weight sum is within
+/// [`UNIT_WEIGHT_SUM_BAND`] of 1, so that `Σw r ≤ r (1 + UNIT_WEIGHT_SUM_BAND)` in every lane
+/// (the blend's rounding of `Σw` is inside [`BOUND_MARGIN`]); else `None`. Rounded up, so that
+/// it is never below the per-lane bound it replaces.
+pub(super) fn unit_singular_bound(k: usize, weight_sums: (f32, f32), largest: f32) -> Option<f32> {
+    let (low, high) = weight_sums;
+    let unit = 1.0 - UNIT_WEIGHT_SUM_BAND <= low && high <= 1.0 + UNIT_WEIGHT_SUM_BAND;
+    let root = singular_bound_root(k, weight_sums, largest).filter(|_| unit)?;
+    let bound = (f64::from(root) * (1.0 + f64::from(UNIT_WEIGHT_SUM_BAND))).powi(3);
+    let rounded = bound as f32;
+    Some(if f64::from(rounded) < bound {
+        rounded.next_up()
+    } else {
+        rounded
+    })
+}
+
 /// Weight sums inside which LBS's normals and tangents take the blend of the stored weights as
 /// it is: its cofactors scale as `Σw²`, its determinant as `Σw³` and the normal's squared
 /// length as `Σw⁴`, which underflow or overflow far from 1 (every normal of `tests/simd.rs`'s
@@ -756,11 +774,19 @@ fn singular8(
     det: __m256,
     weight_sum: __m256,
     bound_root: Option<f32>,
+    unit_bound: Option<f32>,
 ) -> Option<__m256> {
-    if let Some(root) = bound_root {
+    // The bound for the whole block where the weight sums are 1, else per lane from `Σw`.
+    let bound = match (unit_bound, bound_root) {
+        (Some(bound), _) => Some(_mm256_set1_ps(bound)),
+        (None, Some(root)) => {
+            let b = _mm256_mul_ps(weight_sum, _mm256_set1_ps(root));
+            Some(_mm256_mul_ps(_mm256_mul_ps(b, b), b))
+        }
+        (None, None) => None,
+    };
+    if let Some(bound) = bound {
         // The bound alone clears the block (the common case: no column length computed).
-        let b = _mm256_mul_ps(weight_sum, _mm256_set1_ps(root));
-        let bound = _mm256_mul_ps(_mm256_mul_ps(b, b), b);
         // Every lane `|det| > bound` (ordered): no lane "not greater". Tested as `vtestps` of
         // the mask with itself, which needs no all-ones register (`all8` of the greater-than
         // mask took one, and a spill and reload to free it).
@@ -841,14 +867,18 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     }
     // Without `R` (weight sums far from one, renormalized) the 3x3 of normalized weights, as
     // the scalar kernel blends it, and the exact singular test.
-    let (columns, bound_root) = if R {
-        (m.columns, block.singular_bound_root)
+    let (columns, bound_root, unit_bound) = if R {
+        (
+            m.columns,
+            block.singular_bound_root,
+            block.unit_singular_bound,
+        )
     } else {
         let columns = match m.weight_scale {
             Some(scale) => m.columns.map(|column| scale8(column, scale)),
             None => m.columns,
         };
-        (columns, None)
+        (columns, None, None)
     };
     let [c0, c1, c2] = columns;
     let cofactor0 = cross8(c1, c2);
@@ -885,7 +915,7 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
         }
         // Flip where not singular and the determinant is negative: xor the sign, after the
         // length is taken (the determinant's test ends later than the normal).
-        let flip = match singular8(columns, det, m.weight_sum, bound_root) {
+        let flip = match singular8(columns, det, m.weight_sum, bound_root, unit_bound) {
             None => {
                 // No lane singular, every determinant ordered and non-zero: its sign bit.
                 let sign = _mm256_and_ps(det, _mm256_set1_ps(-0.0));
@@ -925,8 +955,8 @@ mod tests {
     use glam::{Vec3, Vec4};
 
     use super::{
-        divides_by_weight_sums, singular_bound_root, BOUND_MARGIN, BOUND_MAX_INFLUENCES,
-        UNIT_WEIGHT_SUM_BAND,
+        divides_by_weight_sums, singular_bound_root, unit_singular_bound, BOUND_MARGIN,
+        BOUND_MAX_INFLUENCES, UNIT_WEIGHT_SUM_BAND,
     };
     use crate::reference::SINGULAR_RELATIVE;
 
@@ -947,6 +977,27 @@ mod tests {
         assert!(divides_by_weight_sums(true, (0.5, 1.0)));
         assert!(divides_by_weight_sums(true, (f32::NAN, f32::NAN)));
         assert!(!divides_by_weight_sums(false, (0.5, 2.0)));
+    }
+
+    /// The call-wide bound is at least the per-lane bound `(Σw r)³` of every sum in the band,
+    /// and there is none where a sum lies outside it or there is no per-lane bound.
+    #[test]
+    fn unit_singular_bound_covers_every_sum_in_the_band() {
+        let band = UNIT_WEIGHT_SUM_BAND;
+        let sums = (1.0 - band, 1.0 + band);
+        for largest in [0.01, 1.0, 1.5, 700.0] {
+            let bound = unit_singular_bound(4, sums, largest).unwrap();
+            let root = singular_bound_root(4, sums, largest).unwrap();
+            let per_lane = ((1.0 + band) * root).powi(3);
+            assert!(bound >= per_lane, "{largest}: {bound} < {per_lane}");
+            assert!(
+                bound <= per_lane * (1.0 + 1e-6),
+                "{largest}: {bound} far above {per_lane}"
+            );
+        }
+        assert!(unit_singular_bound(4, (1.0, 1.0 + 2.0 * band), 1.0).is_none());
+        assert!(unit_singular_bound(4, (0.5, 1.0), 1.0).is_none());
+        assert!(unit_singular_bound(4, (1.0, 1.0), 4096.0).is_none());
     }
 
     #[test]
