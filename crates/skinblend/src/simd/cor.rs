@@ -42,7 +42,7 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     let Some((real, m, flips)) = blended else {
         return false;
     };
-    let Some(rotation) = Rotation8::from_real(real) else {
+    let Some(rotation) = Rotation8::from_real(block, real) else {
         return false;
     };
     diagnostics.sign_flips += flips;

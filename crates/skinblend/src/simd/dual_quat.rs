@@ -12,6 +12,7 @@ use crate::influences::{
 };
 use crate::palette::SIGNED_ENTRY_FLIP_BYTES;
 use crate::types::{Diagnostics, SkinOutputs};
+use crate::DualQuat;
 
 // `blend4_signed`'s `asm!` counts a flip by this bit as a literal.
 const _: () = assert!(SIGNED_ENTRY_FLIP_BYTES == 64);
@@ -406,6 +407,37 @@ unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: b
     }
 }
 
+/// Whether every vertex's blended real part (the sign-aligned blend of its influences'
+/// rotation parts, as DQS and CoR blend them) has a squared length in `[2⁻¹⁰⁰, 2¹⁰⁰]`, so that
+/// [`Rotation8::from_real`]'s test cannot fail, from the mesh's weight sums
+/// (`Influences::weight_sum_range`), `k` and the palette's rotation parts alone. Every
+/// influence's part is aligned to the pivot's (the heaviest, weight at least `Σw / k`), so the
+/// blend is the pivot's term plus terms whose dot with it is not negative, and its length is at
+/// least the pivot term's: `Σw / k · min |q|`; at most `Σw · max |q|`. The f32 blend is within
+/// `k Σw max |q| 2⁻²⁴` of the exact one (one rounding per influence and lane, twice), which the
+/// last condition keeps under half the lower bound. Once per call.
+pub(super) fn real_blends_usable(
+    k: usize,
+    weight_sums: (f32, f32),
+    dual_quats: &[DualQuat],
+) -> bool {
+    let (low, high) = (f64::from(weight_sums.0), f64::from(weight_sums.1));
+    let lengths = || dual_quats.iter().map(|dq| f64::from(dq.real.length()));
+    if k == 0 || dual_quats.is_empty() || !lengths().all(f64::is_finite) {
+        return false;
+    }
+    let shortest = lengths().fold(f64::INFINITY, f64::min);
+    let longest = lengths().fold(0.0, f64::max);
+    let k = k as f64;
+    // Also false for NaN sums and for a mesh without vertices, `(∞, 0)`.
+    if !(low > 0.0 && low <= high && high.is_finite()) {
+        return false;
+    }
+    let (least, most) = (low / k * shortest, high * longest);
+    let error = 2.0 * k * most * 2f64.powi(-24);
+    least * least >= 2f64.powi(-100) && most * most <= 2f64.powi(100) && error <= 0.5 * least
+}
+
 /// Whether `offset`, an entry of the pivot sign table, is a sign flip.
 #[inline(always)]
 pub(super) fn is_flip(offset: u16) -> bool {
@@ -671,22 +703,25 @@ impl Rotation8 {
 
     /// The rotations of the real parts `[x, y, z, w]` of eight blends, or `None` when one of
     /// them has no finite squared length of at least the smallest normal f32 (rounding
-    /// cancelled the blend: the scalar kernel's fallback has one definition).
+    /// cancelled the blend: the scalar kernel's fallback has one definition). Not tested where
+    /// `block.real_blends_usable` ([`real_blends_usable`]) has shown that none can fail it.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn from_real(real: [__m256; 4]) -> Option<Self> {
+    pub(super) fn from_real(block: &Block<'_>, real: [__m256; 4]) -> Option<Self> {
         let [x, y, z, w] = real;
         let norm = _mm256_fmadd_ps(
             w,
             w,
             _mm256_fmadd_ps(z, z, _mm256_fmadd_ps(y, y, _mm256_mul_ps(x, x))),
         );
-        let usable = _mm256_and_ps(
-            _mm256_cmp_ps::<_CMP_LT_OQ>(norm, _mm256_set1_ps(f32::INFINITY)),
-            _mm256_cmp_ps::<_CMP_GE_OQ>(norm, _mm256_set1_ps(f32::MIN_POSITIVE)),
-        );
-        if !all8(usable) {
-            return None;
+        if !block.real_blends_usable {
+            let usable = _mm256_and_ps(
+                _mm256_cmp_ps::<_CMP_LT_OQ>(norm, _mm256_set1_ps(f32::INFINITY)),
+                _mm256_cmp_ps::<_CMP_GE_OQ>(norm, _mm256_set1_ps(f32::MIN_POSITIVE)),
+            );
+            if !all8(usable) {
+                return None;
+            }
         }
         Some(Self {
             v: [x, y, z],
@@ -729,7 +764,7 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
         return false;
     };
     let [rx, ry, rz, rw, dx, dy, dz, dw] = sum;
-    let Some(rotation) = Rotation8::from_real([rx, ry, rz, rw]) else {
+    let Some(rotation) = Rotation8::from_real(block, [rx, ry, rz, rw]) else {
         return false;
     };
     diagnostics.sign_flips += flips;
@@ -747,4 +782,47 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
     unsafe { rotation.apply::<N, T>(block, outputs, base, translation, None) };
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Quat, Vec3};
+
+    use super::real_blends_usable;
+    use crate::DualQuat;
+
+    /// The per-call proof that no blended rotation part can fail `Rotation8::from_real`'s test
+    /// holds for normalized weights and unit rotations, and is refused wherever a sum or a
+    /// rotation part could make a blend too short or too long, or rounding could cancel it.
+    #[test]
+    fn real_blends_are_usable_only_where_provably() {
+        let unit: Vec<DualQuat> = (0..8)
+            .map(|j| {
+                let q = Quat::from_axis_angle(Vec3::Y, 0.7 * j as f32);
+                DualQuat::from_rotation_translation(q, Vec3::new(1.0, 2.0, 3.0))
+            })
+            .collect();
+        assert!(real_blends_usable(4, (1.0, 1.0), &unit));
+        assert!(real_blends_usable(8, (0.5, 2.0), &unit));
+        // Sums of zero (an unweighted vertex), tiny, huge, NaN, or no vertex at all.
+        for sums in [
+            (0.0, 1.0),
+            (1e-16, 1.0),
+            (1.0, 1e16),
+            (f32::NAN, 1.0),
+            (f32::INFINITY, 0.0),
+        ] {
+            assert!(!real_blends_usable(4, sums, &unit), "{sums:?}");
+        }
+        // Sums so far apart that the f32 blend's rounding could cancel the shortest blend.
+        assert!(!real_blends_usable(4, (1e-4, 1e4), &unit));
+        // No palette, no influences, a rotation part of NaN or zero length.
+        assert!(!real_blends_usable(4, (1.0, 1.0), &[]));
+        assert!(!real_blends_usable(0, (1.0, 1.0), &unit));
+        let mut broken = unit.clone();
+        broken[3].real = Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0);
+        assert!(!real_blends_usable(4, (1.0, 1.0), &broken));
+        broken[3].real = Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
+        assert!(!real_blends_usable(4, (1.0, 1.0), &broken));
+    }
 }

@@ -72,6 +72,9 @@ pub(super) struct Block<'a> {
     /// Every vertex of the mesh has a weight sum of at least `MIN_WEIGHT_SUM`
     /// (`Influences::weight_sum_range`): no block has an unweighted vertex to test for.
     pub(super) all_weighted: bool,
+    /// DQS and CoR: no vertex's blended rotation part can be too short or too long for
+    /// `Rotation8::from_real` (`dual_quat::real_blends_usable`), so it tests none.
+    pub(super) real_blends_usable: bool,
     /// LBS's singular test without column lengths: `linear::singular_bound_root`.
     pub(super) singular_bound_root: Option<f32>,
     /// The same test's bound for every block at once, where every weight sum is 1 within
@@ -135,6 +138,11 @@ impl<'a> Block<'a> {
                 k,
                 influences.weight_sum_range(),
                 palette.largest_column_length,
+            ),
+            real_blends_usable: super::dual_quat::real_blends_usable(
+                k,
+                influences.weight_sum_range(),
+                &palette.dual_quats,
             ),
             unit_singular_bound: super::linear::unit_singular_bound(
                 k,
