@@ -290,19 +290,23 @@ fn tiny_and_huge_weight_sums() {
     for exponent in [-120, -40, 40, 100] {
         let scale = 2f32.powi(exponent);
         let weights: Vec<f32> = rig.influences.weights().iter().map(|w| w * scale).collect();
-        let influences = Influences::new(4, rig.influences.joints().to_vec(), weights, 8).unwrap();
-        let input = SkinInput::new(
-            &rig.positions,
-            Some(&rig.normals),
-            Some(&rig.tangents),
-            &influences,
-        )
-        .and_then(|input| input.with_rotation_centers(&rig.positions))
-        .unwrap();
-        compare(&format!("weights × 2^{exponent}"), &input, |o| {
-            prepare(&rig.palette, None, o).unwrap()
-        });
+        compare_with_weights(&format!("weights × 2^{exponent}"), &rig, weights);
     }
+}
+
+/// [`compare`] on `rig` (four influences, eight joints) with its weights replaced by `weights`,
+/// with normals, tangents and the positions as centers of rotation.
+fn compare_with_weights(what: &str, rig: &RandomRig, weights: Vec<f32>) {
+    let influences = Influences::new(4, rig.influences.joints().to_vec(), weights, 8).unwrap();
+    let input = SkinInput::new(
+        &rig.positions,
+        Some(&rig.normals),
+        Some(&rig.tangents),
+        &influences,
+    )
+    .and_then(|input| input.with_rotation_centers(&rig.positions))
+    .unwrap();
+    compare(what, &input, |o| prepare(&rig.palette, None, o).unwrap());
 }
 
 /// Weight sums near 1. Where every vertex's sum is within 2⁻²⁰ of 1 (`UNIT_WEIGHT_SUM_BAND` in
@@ -329,18 +333,7 @@ fn weight_sums_near_one() {
             .enumerate()
             .map(|(i, w)| w * if i / 4 == 100 { vertex_100 } else { every })
             .collect();
-        let influences = Influences::new(4, rig.influences.joints().to_vec(), weights, 8).unwrap();
-        let input = SkinInput::new(
-            &rig.positions,
-            Some(&rig.normals),
-            Some(&rig.tangents),
-            &influences,
-        )
-        .and_then(|input| input.with_rotation_centers(&rig.positions))
-        .unwrap();
-        compare(&format!("weight sums {what}"), &input, |o| {
-            prepare(&rig.palette, None, o).unwrap()
-        });
+        compare_with_weights(&format!("weight sums {what}"), &rig, weights);
     }
 }
 

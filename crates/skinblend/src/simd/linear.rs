@@ -396,13 +396,13 @@ pub(super) fn weight_scale8(block: &Block<'_>, sum: __m256) -> Option<__m256> {
 
 /// Distance from 1 within which every vertex's weight sum (f32, slot order;
 /// `Influences::weight_sum_range`) lets LBS and CoR's center blend skip the division by it even
-/// where the call renormalizes: 2⁻²⁰, 8 f32 ulps of 1. Weights normalized in f32 (`w / Σw`, as
-/// `Influences::from_lists` renormalizes them and the benchmark rig builds them) sum to 1 within
-/// about `2k` roundings of 2⁻²⁴, inside it for up to eight influences. Dividing by such a sum would move a blended position by at most
-/// 2⁻²⁰ of its length, a tenth of `SIMD_VS_SCALAR` (`tests/simd.rs`), and the normals and
-/// tangents not at all (they are normalized and the singular test is scale-free); skipping it
-/// saves a division and three multiplies per block of eight (LBS with normals) or the weight
-/// sums and a multiply per vertex (positions only).
+/// where the call renormalizes: 2⁻²⁰, 8 f32 ulps of 1. Weights divided by their sum in f32 (the
+/// vertices `Influences::from_lists` renormalizes, the benchmark rig's) sum to 1 within about
+/// `2k` roundings of 2⁻²⁴, inside it for up to eight influences. Dividing by such a sum would
+/// move a blended position by at most 2⁻²⁰ of its length, a tenth of `SIMD_VS_SCALAR`
+/// (`tests/simd.rs`), and the normals and tangents not at all (they are normalized and the
+/// singular test is scale-free); skipping it saves a division and three multiplies per block of
+/// eight (LBS with normals) or the weight sums and a multiply per vertex (positions only).
 pub(super) const UNIT_WEIGHT_SUM_BAND: f32 = 1.0 / 1_048_576.0;
 
 /// Whether LBS and CoR's center blend divide by each vertex's weight sum: where the call
@@ -410,10 +410,16 @@ pub(super) const UNIT_WEIGHT_SUM_BAND: f32 = 1.0 / 1_048_576.0;
 /// farther from 1 than [`UNIT_WEIGHT_SUM_BAND`]. Decided once per call (`Block::new`).
 pub(super) fn divides_by_weight_sums(renormalize: bool, weight_sums: (f32, f32)) -> bool {
     let (low, high) = weight_sums;
-    // A mesh without vertices, `(∞, 0)`, divides by nothing.
-    let unit =
-        (low > high) || (1.0 - UNIT_WEIGHT_SUM_BAND <= low && high <= 1.0 + UNIT_WEIGHT_SUM_BAND);
-    renormalize && !unit
+    // A mesh without vertices, `(∞, 0)`, divides by nothing (NaN sums divide).
+    let no_vertices = low > high;
+    renormalize && !no_vertices && !weight_sums_are_unit(weight_sums)
+}
+
+/// Whether every weight sum in `weight_sums` (`Influences::weight_sum_range`) is within
+/// [`UNIT_WEIGHT_SUM_BAND`] of 1 (false for NaN and for a mesh without vertices, `(∞, 0)`).
+fn weight_sums_are_unit(weight_sums: (f32, f32)) -> bool {
+    let (low, high) = weight_sums;
+    1.0 - UNIT_WEIGHT_SUM_BAND <= low && high <= 1.0 + UNIT_WEIGHT_SUM_BAND
 }
 
 /// `Σw` of eight vertices with four influences each (32 consecutive weights), summed as
@@ -643,8 +649,6 @@ unsafe fn position4<const L: usize, const SCALE: bool>(
             )
         };
     }
-    // SAFETY: the caller's contract: vertex L's joints, weights, matrices, position and output
-    // are inside the pointers' ranges.
     // Times lane `L % 4` of `scale`, or (without `SCALE`) not.
     macro_rules! scaled {
         ($store:literal) => {
@@ -658,6 +662,8 @@ unsafe fn position4<const L: usize, const SCALE: bool>(
             }
         };
     }
+    // SAFETY: the caller's contract: vertex L's joints, weights, matrices, position and output
+    // are inside the pointers' ranges.
     unsafe {
         if L < 7 {
             scaled!("vmovups xmmword ptr [{dst} + {qo}], {c01:x}");
@@ -717,9 +723,8 @@ pub(super) fn singular_bound_root(k: usize, weight_sums: (f32, f32), largest: f3
 /// (the blend's rounding of `Σw` is inside [`BOUND_MARGIN`]); else `None`. Rounded up, so that
 /// it is never below the per-lane bound it replaces.
 pub(super) fn unit_singular_bound(k: usize, weight_sums: (f32, f32), largest: f32) -> Option<f32> {
-    let (low, high) = weight_sums;
-    let unit = 1.0 - UNIT_WEIGHT_SUM_BAND <= low && high <= 1.0 + UNIT_WEIGHT_SUM_BAND;
-    let root = singular_bound_root(k, weight_sums, largest).filter(|_| unit)?;
+    let root = singular_bound_root(k, weight_sums, largest)
+        .filter(|_| weight_sums_are_unit(weight_sums))?;
     let bound = (f64::from(root) * (1.0 + f64::from(UNIT_WEIGHT_SUM_BAND))).powi(3);
     let rounded = bound as f32;
     Some(if f64::from(rounded) < bound {
@@ -960,10 +965,6 @@ mod tests {
     };
     use crate::reference::SINGULAR_RELATIVE;
 
-    /// The singular test's bound factor: `(Σw r)³` is `SINGULAR_RELATIVE (1 + BOUND_MARGIN)`
-    /// times `(Σw · largest)³` (to f32 rounding), and there is none where a bound
-    /// `Σw · largest` leaves `[2⁻¹⁰, 2¹⁰]`, for NaN, for a mesh without vertices or for more
-    /// influences than the margin covers.
     /// The division by the weight sums is skipped only where the call renormalizes and every
     /// sum is inside the band around 1 (or there is no vertex), or where it does not renormalize.
     #[test]
@@ -1000,6 +1001,10 @@ mod tests {
         assert!(unit_singular_bound(4, (1.0, 1.0), 4096.0).is_none());
     }
 
+    /// The singular test's bound factor: `(Σw r)³` is `SINGULAR_RELATIVE (1 + BOUND_MARGIN)`
+    /// times `(Σw · largest)³` (to f32 rounding), and there is none where a bound
+    /// `Σw · largest` leaves `[2⁻¹⁰, 2¹⁰]`, for NaN, for a mesh without vertices or for more
+    /// influences than the margin covers.
     #[test]
     fn singular_bound_root_is_in_range_or_none() {
         let root = singular_bound_root(4, (0.5, 2.0), 1.5).unwrap();
