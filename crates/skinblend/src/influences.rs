@@ -38,18 +38,20 @@ const MAX_JOINTS: usize = u16::MAX as usize + 1;
 /// the skinning options decide whether to renormalize, and a vertex whose weights sum to zero is
 /// passed through unchanged and counted. A zero-weight slot is ignored, but its joint index must
 /// still be in range. With two to eight slots per vertex, construction also records each
-/// vertex's DQS pivot (its heaviest slot) in one byte per vertex, which the SIMD kernels read
-/// instead of comparing the weights every frame.
+/// vertex's DQS pivot (its heaviest slot, and its joint's row of the palette's pivot sign
+/// table) in two bytes per vertex, which the SIMD kernels read instead of comparing the weights
+/// every frame.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Influences {
     influences_per_vertex: usize,
     joint_count: usize,
     joints: Vec<u16>,
     weights: Vec<f32>,
-    /// One byte per vertex for two to eight influences per vertex (else empty), derived from
-    /// `weights` ([`vertex_pivots`]): the vertex's DQS pivot slot ([`pivot_slot`]) and two
-    /// flags, read by the SIMD DQS and CoR kernels instead of comparing weights every frame.
-    pivots: Vec<u8>,
+    /// One word per vertex for two to eight influences per vertex (else empty), derived from
+    /// `joints` and `weights` ([`vertex_pivots`]): the vertex's DQS pivot slot ([`pivot_slot`]),
+    /// two flags and its pivot joint's row of the pivot sign table, read by the SIMD DQS and CoR
+    /// kernels instead of comparing weights every frame.
+    pivots: Vec<u16>,
     /// Four or eight influences per vertex on a large enough mesh (else empty), derived from
     /// the above ([`pivot_pair_counts`]): how often each `(pivot joint, joint)` pair occurs,
     /// from which the SIMD DQS and CoR kernels count their sign flips once per call instead of
@@ -64,13 +66,29 @@ pub struct Influences {
     weight_sum_range: (f32, f32),
 }
 
-/// The pivot slot's bits in a byte of [`Influences::pivots`].
-pub(crate) const PIVOT_SLOT_BITS: u8 = 0b0000_0111;
-/// Set in a byte of [`Influences::pivots`] when the vertex has a zero weight (`+0` or `-0`).
-pub(crate) const PIVOT_HAS_ZERO_WEIGHT: u8 = 0b0100_0000;
-/// Set in a byte of [`Influences::pivots`] when the vertex's largest weight is below
+/// The pivot slot's bits in a word of [`Influences::pivots`].
+pub(crate) const PIVOT_SLOT_BITS: u16 = 0b0000_0111;
+/// Set in a word of [`Influences::pivots`] when the vertex has a zero weight (`+0` or `-0`).
+pub(crate) const PIVOT_HAS_ZERO_WEIGHT: u16 = 0b0100_0000;
+/// Set in a word of [`Influences::pivots`] when the vertex's largest weight is below
 /// [`MIN_WEIGHT_SUM`] (every weight tiny: the scalar kernel decides whether it is unweighted).
-pub(crate) const PIVOT_LIGHT: u8 = 0b1000_0000;
+pub(crate) const PIVOT_LIGHT: u16 = 0b1000_0000;
+/// The high byte of a word of [`Influences::pivots`]: the byte offset of the pivot joint's row
+/// in a palette's pivot sign table, `pivot joint · PIVOT_ROW_BYTES` (`pivot joint << 8`),
+/// where the joint count is at most `PIVOT_SIGN_TABLE_MAX_JOINTS` (the only meshes whose
+/// palettes have the table); else 0. The SIMD kernels add it to the table's address: one load
+/// and a mask per vertex instead of decoding the slot, loading its joint (a load more on the
+/// chain of dependent loads that ends at the palette entries) and multiplying by the row length.
+/// DQS with normals 1.086× / 1.054× / 1.049× at 10k / 100k / 1M vertices, CoR 1.081× / 1.082×
+/// / 1.104× (`tools/ozz-compare/ab.py 7 "dq pn 4 10000 5000"` and the like, fastest calls, an
+/// unchanged copy 0.99–1.02×; docs/bench.md).
+pub(crate) const PIVOT_ROW_BITS: u16 = 0xFF00;
+// Every row offset fits the high byte, and the low byte's bits are the slot's and the flags'.
+const _: () = assert!(
+    crate::palette::PIVOT_ROW_BYTES == 1 << 8
+        && crate::palette::PIVOT_SIGN_TABLE_MAX_JOINTS <= 256
+        && (PIVOT_SLOT_BITS | PIVOT_HAS_ZERO_WEIGHT | PIVOT_LIGHT) & PIVOT_ROW_BITS == 0
+);
 
 /// The SIMD kernels' blocks: [`Influences::pivot_pair_counts`] counts the vertices of the whole
 /// blocks of this many from vertex 0 (a mesh's last `len % 8` vertices are not in one).
@@ -119,25 +137,33 @@ fn pivot_pair_counts(k: usize, joint_count: usize, joints: &[u16], weights: &[f3
     counts
 }
 
-/// The bytes of [`Influences::pivots`] for `weights`, `k` per vertex: empty unless `k` is 2 to
-/// 8 (the SIMD kernels that read them); per vertex `pivot_slot | PIVOT_HAS_ZERO_WEIGHT |
-/// PIVOT_LIGHT` as they apply.
-fn vertex_pivots(k: usize, weights: &[f32]) -> Vec<u8> {
+/// The words of [`Influences::pivots`] for `joints` and `weights` (`k` per vertex, joints below
+/// `joint_count`): empty unless `k` is 2 to 8 (the SIMD kernels that read them); per vertex
+/// `pivot_slot | PIVOT_HAS_ZERO_WEIGHT | PIVOT_LIGHT` as they apply, and the pivot joint's row
+/// offset in [`PIVOT_ROW_BITS`] where `joint_count` allows a pivot sign table.
+fn vertex_pivots(k: usize, joints: &[u16], weights: &[f32], joint_count: usize) -> Vec<u16> {
     if !(2..=8).contains(&k) {
         return Vec::new();
     }
-    weights
+    let has_rows = joint_count <= crate::palette::PIVOT_SIGN_TABLE_MAX_JOINTS;
+    joints
         .chunks_exact(k)
-        .map(|vertex| {
+        .zip(weights.chunks_exact(k))
+        .map(|(vertex_joints, vertex)| {
             let slot = pivot_slot(vertex);
-            let mut byte = slot as u8;
+            // Below 8 (k is at most 8).
+            let mut word = slot as u16;
             if vertex.contains(&0.0) {
-                byte |= PIVOT_HAS_ZERO_WEIGHT;
+                word |= PIVOT_HAS_ZERO_WEIGHT;
             }
             if vertex[slot] < MIN_WEIGHT_SUM {
-                byte |= PIVOT_LIGHT;
+                word |= PIVOT_LIGHT;
             }
-            byte
+            if has_rows {
+                // Below 128 << 8 (the joint is below the joint count).
+                word |= vertex_joints[slot] << 8;
+            }
+            word
         })
         .collect()
 }
@@ -229,7 +255,7 @@ impl Influences {
         Self {
             influences_per_vertex: k,
             joint_count,
-            pivots: vertex_pivots(k, &weights),
+            pivots: vertex_pivots(k, &joints, &weights, joint_count),
             pivot_pair_counts: pivot_pair_counts(k, joint_count, &joints, &weights),
             weight_sum_range: weight_sum_range(k, &weights),
             joints,
@@ -371,9 +397,10 @@ impl Influences {
         &self.weights
     }
 
-    /// One byte per vertex (two to eight influences per vertex, else empty): the DQS pivot slot
-    /// (`& PIVOT_SLOT_BITS`) and the flags [`PIVOT_HAS_ZERO_WEIGHT`] and [`PIVOT_LIGHT`].
-    pub(crate) fn pivots(&self) -> &[u8] {
+    /// One word per vertex (two to eight influences per vertex, else empty): the DQS pivot slot
+    /// (`& PIVOT_SLOT_BITS`), the flags [`PIVOT_HAS_ZERO_WEIGHT`] and [`PIVOT_LIGHT`], and the
+    /// pivot joint's row offset in the pivot sign table ([`PIVOT_ROW_BITS`]).
+    pub(crate) fn pivots(&self) -> &[u16] {
         &self.pivots
     }
 
@@ -427,12 +454,13 @@ mod tests {
         assert_eq!(empty.weight_sum_range(), (f32::INFINITY, 0.0));
     }
 
-    /// Each vertex's pivot byte: the slot `pivot_slot` picks, a zero weight (`+0` or `-0`)
+    /// Each vertex's pivot word: the slot `pivot_slot` picks, a zero weight (`+0` or `-0`)
     /// flagged, a largest weight below `MIN_WEIGHT_SUM` flagged (subnormal weights whose sum is
-    /// normal included: the scalar kernel decides those), and no bytes outside two to eight
-    /// influences per vertex, where no SIMD kernel reads them.
+    /// normal included: the scalar kernel decides those), the pivot joint's row offset in the
+    /// high byte where the joint count allows a pivot sign table (0 where it does not), and no
+    /// words outside two to eight influences per vertex, where no SIMD kernel reads them.
     #[test]
-    fn pivot_bytes_hold_slot_and_flags() {
+    fn pivot_words_hold_slot_flags_and_row() {
         let tiny = f32::MIN_POSITIVE / 2.0;
         let weights = [
             0.2, 0.5, 0.5, 0.1, //
@@ -454,12 +482,22 @@ mod tests {
         );
         let (lists, _) =
             Influences::from_lists([vec![(0, 0.25), (1, 0.75)], vec![]], 2, 2).unwrap();
-        // `from_lists` puts the heaviest first.
-        assert_eq!(lists.pivots(), [0, PIVOT_HAS_ZERO_WEIGHT | PIVOT_LIGHT]);
+        // `from_lists` puts the heaviest first: joint 1, whose row is at 1 << 8.
+        assert_eq!(
+            lists.pivots(),
+            [1 << 8, PIVOT_HAS_ZERO_WEIGHT | PIVOT_LIGHT]
+        );
         for k in [1, 9] {
             let influences = Influences::new(k, vec![0; 2 * k], vec![0.5; 2 * k], 1).unwrap();
             assert!(influences.pivots().is_empty(), "k = {k}");
         }
+        // The pivot joint's row where the joint count allows a table, else none.
+        let max = crate::palette::PIVOT_SIGN_TABLE_MAX_JOINTS;
+        let (joints, weights) = (vec![3, 127, 5, 0], vec![0.1, 0.6, 0.2, 0.1]);
+        let table = Influences::new(4, joints.clone(), weights.clone(), max).unwrap();
+        assert_eq!(table.pivots(), [1 | (127 << 8)]);
+        let none = Influences::new(4, joints, weights, max + 1).unwrap();
+        assert_eq!(none.pivots(), [1]);
     }
 
     /// The heaviest slot, the lowest one on ties, whatever the slots before and after it hold.

@@ -205,7 +205,10 @@ pub struct PreparedPalette {
     /// without computing each blend's column lengths.
     pub(crate) largest_column_length: f32,
     /// The pivot sign table. DQS and CoR with at most [`PIVOT_SIGN_TABLE_MAX_JOINTS`] joints
-    /// (else empty): entry `pivot · joint_count + joint` is the byte offset in
+    /// (else empty): a row of [`PIVOT_SIGN_TABLE_MAX_JOINTS`] entries ([`PIVOT_ROW_BYTES`]) per
+    /// joint, whatever the joint count, so that a row's offset is `pivot << 8`, which
+    /// `Influences::pivots` holds for each vertex (entries past the joint count are 0 and never
+    /// read); entry `pivot · PIVOT_SIGN_TABLE_MAX_JOINTS + joint` is the byte offset in
     /// `signed_entries` of `joint`'s entry aligned in sign with `pivot`: `joint ·`
     /// [`SIGNED_ENTRY_STRIDE_BYTES`], plus [`SIGNED_ENTRY_FLIP_BYTES`] (the negated entry)
     /// where `dual_quats[joint].real_dot(&dual_quats[pivot]) < 0` (the scalar kernel's sign
@@ -317,13 +320,17 @@ const _: () = assert!(std::mem::size_of::<LineAligned>() == std::mem::size_of::<
 const _: () = assert!(std::mem::align_of::<LineAligned>() >= std::mem::align_of::<Affine3A>());
 
 /// The most joints for which a prepared DQS or CoR palette holds its pivot sign table
-/// (`PreparedPalette::signed_offsets`): 128² entries of 2 bytes, 32 KiB. Built with every
+/// (`PreparedPalette::signed_offsets`): 128² entries of 2 bytes, 32 KiB (each joint's row is
+/// this long: 16 KiB for 64 joints). Built with every
 /// `update` (64 joints: about 32,500 instructions for the table and 7,300 (DQS) or 9,300 (CoR)
 /// for `signed_entries`, what the SIMD DQS kernel spends on about 700 vertices; callgrind of
 /// `kernel_instructions dq pn 4 8 1` (and `cor ..`) collecting `signed_offsets_into` and
 /// `fill_signed_entries`). Larger palettes skip the table, and their SIMD kernels dot each
 /// influence with the pivot.
 pub(crate) const PIVOT_SIGN_TABLE_MAX_JOINTS: usize = 128;
+
+/// Bytes of one row of the pivot sign table: [`PIVOT_SIGN_TABLE_MAX_JOINTS`] offsets.
+pub(crate) const PIVOT_ROW_BYTES: usize = PIVOT_SIGN_TABLE_MAX_JOINTS * size_of::<u16>();
 
 /// Fills `offsets` with the pivot sign table of `dual_quats` (see
 /// `PreparedPalette::signed_offsets`), or leaves it empty above
@@ -345,7 +352,8 @@ fn signed_offsets_into(dual_quats: &[DualQuat], offsets: &mut Vec<u16>) {
         }
     }
     let [x, y, z, w] = components.each_ref().map(|c| &c[..joints]);
-    offsets.reserve(joints * joints);
+    offsets.reserve(joints * PIVOT_SIGN_TABLE_MAX_JOINTS);
+    // Entries past the joint count stay 0 (line 0: a valid offset, never read).
     let mut row = [0u16; PIVOT_SIGN_TABLE_MAX_JOINTS];
     for pivot in dual_quats {
         let [px, py, pz, pw] = pivot.real.to_array();
@@ -360,7 +368,7 @@ fn signed_offsets_into(dual_quats: &[DualQuat], offsets: &mut Vec<u16>) {
                     0
                 };
         }
-        offsets.extend_from_slice(&row[..joints]);
+        offsets.extend_from_slice(&row);
     }
 }
 
@@ -720,7 +728,7 @@ mod tests {
         let mut offsets = Vec::new();
         signed_offsets_into(&dual_quats, &mut offsets);
         let joints = dual_quats.len();
-        assert_eq!(offsets.len(), joints * joints);
+        assert_eq!(offsets.len(), joints * PIVOT_SIGN_TABLE_MAX_JOINTS);
         let mut flips = 0;
         for (pivot, pivot_dq) in dual_quats.iter().enumerate() {
             for (joint, dq) in dual_quats.iter().enumerate() {
@@ -728,11 +736,15 @@ mod tests {
                 flips += usize::from(flip);
                 let expected = 128 * joint + if flip { 64 } else { 0 };
                 assert_eq!(
-                    usize::from(offsets[pivot * joints + joint]),
+                    usize::from(offsets[pivot * PIVOT_SIGN_TABLE_MAX_JOINTS + joint]),
                     expected,
                     "pivot {pivot}, joint {joint}"
                 );
             }
+            // Past the joint count: 0, a valid offset.
+            let row =
+                &offsets[pivot * PIVOT_SIGN_TABLE_MAX_JOINTS..][..PIVOT_SIGN_TABLE_MAX_JOINTS];
+            assert!(row[joints..].iter().all(|&offset| offset == 0));
         }
         assert!(flips > joints, "the palette flips: {flips}");
         let many = vec![Mat4::IDENTITY; PIVOT_SIGN_TABLE_MAX_JOINTS + 1];

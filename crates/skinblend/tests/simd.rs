@@ -228,19 +228,43 @@ fn zero_weights_and_large_palettes_keep_the_flip_count() {
             }
             let influences =
                 Influences::new(k, rig.influences.joints().to_vec(), weights, joints).unwrap();
-            let input = SkinInput::new(
-                &rig.positions,
-                Some(&rig.normals),
-                Some(&rig.tangents),
-                &influences,
-            )
-            .unwrap()
-            .with_rotation_centers(&rig.positions)
-            .unwrap();
-            compare(
+            compare_on_rig(
                 &format!("k={k} joints={joints} zero weights"),
-                &input,
-                |o| prepare(&rig.palette, Some(&rig.centers), o).unwrap(),
+                &rig,
+                &influences,
+                Some(&rig.centers),
+            );
+        }
+    }
+}
+
+/// Palettes with more joints than the mesh uses (12 of 40: the pivot sign table has a row per
+/// palette joint, and each vertex's pivot word points at its pivot joint's row), and the
+/// largest joint count that has the table (128: the highest row, joint 127, in the pivot word's
+/// high byte), with four and eight influences, small meshes (flips counted per influence) and
+/// large ones (counted once per call from the pivot pair counts). (Fails when the kernels'
+/// rows and the table's disagree on the row length: the flip counts and the normals differ.)
+#[test]
+fn palettes_larger_than_the_mesh_and_the_largest_table() {
+    let mut rng = Rng::new(61);
+    for k in [4, 8] {
+        for (mesh_joints, palette_joints, vertices) in
+            [(12, 40, 203), (12, 40, 2003), (128, 128, 1003)]
+        {
+            let rig = random_rig(&mut rng, vertices, k, palette_joints, false);
+            let joints: Vec<u16> = rig
+                .influences
+                .joints()
+                .iter()
+                .map(|&j| j % mesh_joints as u16)
+                .collect();
+            let influences =
+                Influences::new(k, joints, rig.influences.weights().to_vec(), mesh_joints).unwrap();
+            compare_on_rig(
+                &format!("k={k} {mesh_joints} of {palette_joints} joints, {vertices} vertices"),
+                &rig,
+                &influences,
+                Some(&rig.centers),
             );
         }
     }
@@ -298,15 +322,28 @@ fn tiny_and_huge_weight_sums() {
 /// with normals, tangents and the positions as centers of rotation.
 fn compare_with_weights(what: &str, rig: &RandomRig, weights: Vec<f32>) {
     let influences = Influences::new(4, rig.influences.joints().to_vec(), weights, 8).unwrap();
+    compare_on_rig(what, rig, &influences, None);
+}
+
+/// [`compare`] on `rig`'s vertices with `influences` instead of its own, with normals, tangents
+/// and the positions as centers of rotation, its palette prepared with `joint_centers`.
+fn compare_on_rig(
+    what: &str,
+    rig: &RandomRig,
+    influences: &Influences,
+    joint_centers: Option<&[Vec3]>,
+) {
     let input = SkinInput::new(
         &rig.positions,
         Some(&rig.normals),
         Some(&rig.tangents),
-        &influences,
+        influences,
     )
     .and_then(|input| input.with_rotation_centers(&rig.positions))
     .unwrap();
-    compare(what, &input, |o| prepare(&rig.palette, None, o).unwrap());
+    compare(what, &input, |o| {
+        prepare(&rig.palette, joint_centers, o).unwrap()
+    });
 }
 
 /// Weight sums near 1. Where every vertex's sum is within 2⁻²⁰ of 1 (`UNIT_WEIGHT_SUM_BAND` in

@@ -2,9 +2,10 @@
 
 use std::arch::x86_64::*;
 
-use super::dual_quat::{self, block_pivots, on_non_rigid_joint, pivot_slot_of, Rotation8};
+use super::dual_quat::{self, block_pivots, on_non_rigid_joint, Rotation8};
 use super::lanes::{all8, load3x8, Block, LANES};
 use super::linear::{self, Linear8, RotationSigns};
+use crate::palette::PIVOT_SIGN_TABLE_MAX_JOINTS;
 use crate::types::{Diagnostics, SkinOutputs};
 
 /// CoR of vertices `base .. base + 8`: the DQS blend's rotation `R` (normalized real part of
@@ -121,19 +122,19 @@ unsafe fn blend_with_rotations8_counting<const K: usize, const R: bool, const C:
     if !R && on_non_rigid_joint(block, joints8, weights8) {
         return None;
     }
-    // A largest weight of at least `MIN_WEIGHT_SUM` (the pivot bytes' flag) proves the vertex
+    // A largest weight of at least `MIN_WEIGHT_SUM` (the pivot words' flag) proves the vertex
     // weighted.
     let (pivots, zero_weights) = block_pivots(block, base)?;
     let joints = block.dual_quats.len();
     assert!(
-        block.signed_offsets.len() == joints * joints && block.signed_entries.len() == 2 * joints
+        block.signed_offsets.len() == joints * PIVOT_SIGN_TABLE_MAX_JOINTS
+            && block.signed_entries.len() == 2 * joints
     );
     let table = block.signed_offsets.as_ptr();
     let mut signs = RotationSigns {
         rows: std::array::from_fn(|l| {
-            let pivot = joints8[K * l + pivot_slot_of::<K>(pivots[l], K)];
             // SAFETY: the pivot is a joint inside the palette, so its row is in the table.
-            unsafe { table.add(usize::from(pivot) * joints) }
+            unsafe { dual_quat::pivot_row(table, pivots[l]) }
         }),
         count: 0,
     };

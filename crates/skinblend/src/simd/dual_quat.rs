@@ -8,9 +8,9 @@ use super::lanes::{
     JointOffsets, LANES,
 };
 use crate::influences::{
-    pivot_slot, MIN_WEIGHT_SUM, PIVOT_HAS_ZERO_WEIGHT, PIVOT_LIGHT, PIVOT_SLOT_BITS,
+    pivot_slot, MIN_WEIGHT_SUM, PIVOT_HAS_ZERO_WEIGHT, PIVOT_LIGHT, PIVOT_ROW_BITS, PIVOT_SLOT_BITS,
 };
-use crate::palette::SIGNED_ENTRY_FLIP_BYTES;
+use crate::palette::{PIVOT_SIGN_TABLE_MAX_JOINTS, SIGNED_ENTRY_FLIP_BYTES};
 use crate::types::{Diagnostics, SkinOutputs};
 use crate::DualQuat;
 
@@ -282,31 +282,49 @@ unsafe fn slot_weights8<const K: usize>(weights8: &[f32], k: usize) -> [__m256; 
     }
 }
 
-/// The pivot bytes of vertices `base .. base + 8` (`Influences::pivots`: each vertex's pivot
-/// slot, chosen at construction by the scalar kernel's rule, and its flags), and whether one of
+/// The pivot words of vertices `base .. base + 8` (`Influences::pivots`: each vertex's pivot
+/// slot, chosen at construction by the scalar kernel's rule, its flags and its pivot joint's
+/// row of the pivot sign table), and whether one of
 /// them has a zero weight; `None` where one has its largest weight below `MIN_WEIGHT_SUM` (the
 /// block then goes to the scalar kernel, which decides exactly whether it is unweighted).
 /// Weights are non-negative, so a largest weight of at least `MIN_WEIGHT_SUM` proves the sum is
 /// too. Two to eight influences per vertex (`block.pivots` is empty otherwise).
 #[inline(always)]
-pub(super) fn block_pivots(block: &Block<'_>, base: usize) -> Option<([u8; LANES], bool)> {
-    let bytes: [u8; LANES] = block.pivots[base..base + LANES]
+pub(super) fn block_pivots(block: &Block<'_>, base: usize) -> Option<([u16; LANES], bool)> {
+    let words: [u16; LANES] = block.pivots[base..base + LANES]
         .try_into()
-        .expect("eight bytes");
-    let word = u64::from_le_bytes(bytes);
-    let every_lane = |flag: u8| u64::from_le_bytes([flag; LANES]);
-    if word & every_lane(PIVOT_LIGHT) != 0 {
+        .expect("eight words");
+    // The eight words as two integers of four (one load each): a flag set in any word is set
+    // in the same bit of some word of them, whatever the byte order.
+    let pointer = words.as_ptr().cast::<u64>();
+    // SAFETY: `words` is 16 bytes; both unaligned reads are inside it, and every bit pattern
+    // is a u64.
+    let lanes = unsafe { pointer.read_unaligned() | pointer.add(1).read_unaligned() };
+    let every_lane = |flag: u16| u64::from(flag) * 0x0001_0001_0001_0001;
+    if lanes & every_lane(PIVOT_LIGHT) != 0 {
         return None;
     }
-    Some((bytes, word & every_lane(PIVOT_HAS_ZERO_WEIGHT) != 0))
+    Some((words, lanes & every_lane(PIVOT_HAS_ZERO_WEIGHT) != 0))
 }
 
-/// Slot of a pivot byte (`Influences::pivots`), below `k` (`K`, or for `K = 0` the block's
+/// The address of the row of the pivot sign table `table` (`Block::signed_offsets`) for the
+/// vertex whose pivot word is `word` ([`PIVOT_ROW_BITS`]).
+///
+/// # Safety
+/// `table` is a palette's pivot sign table and `word` the pivot word of a vertex of a mesh
+/// whose joints the palette covers (so its row is inside the table).
+#[inline(always)]
+pub(super) unsafe fn pivot_row(table: *const u16, word: u16) -> *const u16 {
+    // SAFETY: the caller's contract.
+    unsafe { table.byte_add(usize::from(word & PIVOT_ROW_BITS)) }
+}
+
+/// Slot of a pivot word (`Influences::pivots`), below `k` (`K`, or for `K = 0` the block's
 /// count): the mask, or for counts other than 4 and 8 the minimum, only lets the compiler see
 /// the bound.
 #[inline(always)]
-pub(super) fn pivot_slot_of<const K: usize>(byte: u8, k: usize) -> usize {
-    let slot = usize::from(byte & PIVOT_SLOT_BITS);
+pub(super) fn pivot_slot_of<const K: usize>(word: u16, k: usize) -> usize {
+    let slot = usize::from(word & PIVOT_SLOT_BITS);
     if K == 4 || K == 8 {
         slot & (K - 1)
     } else {
@@ -366,7 +384,8 @@ unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: b
     }
     let joints = block.dual_quats.len();
     assert!(
-        block.signed_offsets.len() == joints * joints && block.signed_entries.len() == 2 * joints
+        block.signed_offsets.len() == joints * PIVOT_SIGN_TABLE_MAX_JOINTS
+            && block.signed_entries.len() == 2 * joints
     );
     // SAFETY (whole body): the caller guarantees AVX2 and FMA; the pointer reads are justified
     // where they are.
@@ -378,12 +397,11 @@ unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: b
         let mut rows = [_mm256_setzero_ps(); LANES];
         for (l, row) in rows.iter_mut().enumerate() {
             let vertex_joints = &joints8[K * l..K * (l + 1)];
-            let pivot = usize::from(vertex_joints[pivot_slot_of::<K>(pivots[l], K)]);
-            // SAFETY: `pivot` is a joint inside the palette, so its row is inside the table;
-            // each call reads four weights and four joints of this vertex (K is 4 or 8), every
-            // joint is inside the palette and its row, and every offset of the table points to
-            // a line of `entries` (asserted lengths).
-            let offsets = table.add(pivot * joints);
+            // SAFETY: the vertex's pivot joint is inside the palette, so its row is inside the
+            // table; each call reads four weights and four joints of this vertex (K is 4 or
+            // 8), every joint is inside the palette and its row, and every offset of the table
+            // points to a line of `entries` (asserted lengths).
+            let offsets = pivot_row(table, pivots[l]);
             let weights = weights8.as_ptr().add(K * l);
             let mut blend = _mm256_setzero_ps();
             for group in 0..K / 4 {
@@ -454,12 +472,11 @@ pub(super) fn tallied_flips(block: &Block<'_>, range: std::ops::Range<usize>) ->
         return 0;
     }
     let k = block.k::<0>();
-    let joints = block.dual_quats.len();
     let mut flips = 0;
     for vertex in range.start..range.end.min(block.tallied_vertices) {
         let slots = vertex * k..(vertex + 1) * k;
         let (vertex_joints, weights) = (&block.joints[slots.clone()], &block.weights[slots]);
-        let row = usize::from(vertex_joints[pivot_slot(weights)]) * joints;
+        let row = usize::from(vertex_joints[pivot_slot(weights)]) * PIVOT_SIGN_TABLE_MAX_JOINTS;
         for (&joint, &weight) in vertex_joints.iter().zip(weights) {
             if weight > 0.0 {
                 flips += usize::from(is_flip(block.signed_offsets[row + usize::from(joint)]));
@@ -472,26 +489,26 @@ pub(super) fn tallied_flips(block: &Block<'_>, range: std::ops::Range<usize>) ->
 /// The sign flips of a block blended with the pivot sign table, from `count` (each
 /// influence's entry's flip bit, [`SIGNED_ENTRY_FLIP_BYTES`], added as it is read), less the
 /// flips of zero weights, which never count (`zero_weights`: a vertex of the block has one,
-/// its pivot byte says which). Four or eight influences per vertex.
+/// its pivot word says which). Four or eight influences per vertex.
 #[inline(always)]
 pub(super) fn table_flips<const K: usize>(
     block: &Block<'_>,
     base: usize,
-    pivots: [u8; LANES],
+    pivots: [u16; LANES],
     zero_weights: bool,
     count: usize,
 ) -> usize {
     assert!(K == 4 || K == 8);
     let mut flips = count / usize::from(SIGNED_ENTRY_FLIP_BYTES);
     if zero_weights {
-        let joints = block.dual_quats.len();
         let (joints8, weights8) = block.influences8::<K>(base);
         for l in (0..LANES).filter(|&l| pivots[l] & PIVOT_HAS_ZERO_WEIGHT != 0) {
             let vertex_joints = &joints8[K * l..K * (l + 1)];
             let pivot = usize::from(vertex_joints[pivot_slot_of::<K>(pivots[l], K)]);
             for (&joint, &weight) in vertex_joints.iter().zip(&weights8[K * l..K * (l + 1)]) {
                 if weight == 0.0 {
-                    let offset = block.signed_offsets[pivot * joints + usize::from(joint)];
+                    let offset = block.signed_offsets
+                        [pivot * PIVOT_SIGN_TABLE_MAX_JOINTS + usize::from(joint)];
                     flips -= usize::from(is_flip(offset));
                 }
             }

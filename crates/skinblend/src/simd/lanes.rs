@@ -45,9 +45,9 @@ pub(super) struct Block<'a> {
     k: usize,
     pub(super) joints: &'a [u16],
     pub(super) weights: &'a [f32],
-    /// The range's bytes of `Influences::pivots` (empty unless two to eight influences per
+    /// The range's words of `Influences::pivots` (empty unless two to eight influences per
     /// vertex).
-    pub(super) pivots: &'a [u8],
+    pub(super) pivots: &'a [u16],
     pub(super) positions: &'a [Vec3],
     pub(super) normals: Option<&'a [Vec3]>,
     pub(super) tangents: Option<&'a [Vec4]>,
@@ -59,8 +59,9 @@ pub(super) struct Block<'a> {
     pub(super) dual_quats: &'a [DualQuat],
     /// DQS and CoR: whether each joint is rigid.
     pub(super) rigid: &'a [bool],
-    /// DQS and CoR: the palette's pivot sign table (`PreparedPalette::signed_offsets`: rows
-    /// of `dual_quats.len()` byte offsets into `signed_entries`), or empty.
+    /// DQS and CoR: the palette's pivot sign table (`PreparedPalette::signed_offsets`: per
+    /// joint a row of `PIVOT_SIGN_TABLE_MAX_JOINTS` byte offsets into `signed_entries`), or
+    /// empty.
     pub(super) signed_offsets: &'a [u16],
     /// DQS and CoR with the pivot sign table: each joint's line as prepared, then negated
     /// (`PreparedPalette::signed_entries`), or empty.

@@ -116,8 +116,8 @@ pub(crate) fn tallied_sign_flips(input: &SkinInput<'_>, palette: &PreparedPalett
         return 0;
     };
     let joints = input.influences().joint_count();
-    // Rows of the table are as long as the palette, which may have more joints than the mesh.
-    let table_row = palette.dual_quats.len();
+    // Rows of the table are `PIVOT_SIGN_TABLE_MAX_JOINTS` long, at least the mesh's joints.
+    let table_row = crate::palette::PIVOT_SIGN_TABLE_MAX_JOINTS;
     let offsets = &palette.signed_offsets;
     #[cfg(target_arch = "x86_64")]
     if avx2::available() {
@@ -327,7 +327,7 @@ mod avx2 {
     }
 
     /// Asks the cache for vertex `vertex`'s inputs (positions, normals, tangents, joints,
-    /// weights, pivot bytes): a hint, which reads nothing and cannot fault, so `vertex` may lie
+    /// weights, pivot words): a hint, which reads nothing and cannot fault, so `vertex` may lie
     /// past the end.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
@@ -370,8 +370,8 @@ mod avx2 {
         );
         if !block.pivots.is_empty() {
             lines(
-                block.pivots.as_ptr().wrapping_add(vertex),
-                span(size_of::<u8>()),
+                block.pivots.as_ptr().wrapping_add(vertex).cast(),
+                span(size_of::<u16>()),
             );
         }
     }
