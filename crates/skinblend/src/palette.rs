@@ -204,6 +204,10 @@ pub struct PreparedPalette {
     /// `Σw` times this, which lets the SIMD LBS kernel clear its singular test for a whole block
     /// without computing each blend's column lengths.
     pub(crate) largest_column_length: f32,
+    /// The shortest and the longest rotation part (`real`) of `dual_quats`
+    /// ([`real_length_range`]), from which the SIMD DQS and CoR kernels decide once per call
+    /// whether a blended rotation can be too short or too long to normalize.
+    pub(crate) real_length_range: (f32, f32),
     /// The pivot sign table. DQS and CoR with at most [`PIVOT_SIGN_TABLE_MAX_JOINTS`] joints
     /// (else empty): a row of [`PIVOT_SIGN_TABLE_MAX_JOINTS`] entries ([`PIVOT_ROW_BYTES`]) per
     /// joint, whatever the joint count, so that a row's offset is `pivot << 8`, which
@@ -372,6 +376,20 @@ fn signed_offsets_into(dual_quats: &[DualQuat], offsets: &mut Vec<u16>) {
     }
 }
 
+/// The shortest and the longest length of the rotation parts of `dual_quats`: `(∞, 0)` for
+/// none, `(NaN, NaN)` where one is not finite.
+pub(crate) fn real_length_range(dual_quats: &[DualQuat]) -> (f32, f32) {
+    let mut range = (f32::INFINITY, 0.0f32);
+    for dq in dual_quats {
+        let length = dq.real.length();
+        if !length.is_finite() {
+            return (f32::NAN, f32::NAN);
+        }
+        range = (range.0.min(length), range.1.max(length));
+    }
+    range
+}
+
 /// The largest column length of the 3x3 parts of `matrices` (0 for none).
 fn largest_column_length(matrices: &[Affine3A]) -> f32 {
     matrices
@@ -429,6 +447,7 @@ pub fn prepare(
         residuals: Vec::with_capacity(capacity(method.uses_rigid_split())),
         rigid: Vec::with_capacity(capacity(method.uses_rigid_split())),
         largest_column_length: 0.0,
+        real_length_range: real_length_range(&[]),
         signed_offsets: Vec::new(),
         signed_entries: Vec::new(),
         joint_count: 0,
@@ -458,6 +477,7 @@ impl PreparedPalette {
         self.signed_offsets.clear();
         self.signed_entries.clear();
         self.largest_column_length = 0.0;
+        self.real_length_range = real_length_range(&[]);
         self.joint_count = 0;
         self.non_rigid_joints = 0;
         if !self.centers.is_empty() && self.centers.len() != palette.len() {
@@ -489,6 +509,7 @@ impl PreparedPalette {
                 self.rigid.push(split.residual.is_none());
             }
             signed_offsets_into(&self.dual_quats, &mut self.signed_offsets);
+            self.real_length_range = real_length_range(&self.dual_quats);
         } else {
             self.non_rigid_joints = palette
                 .iter()
@@ -521,6 +542,7 @@ impl PreparedPalette {
             residuals: Vec::new(),
             rigid: Vec::new(),
             largest_column_length: 0.0,
+            real_length_range: real_length_range(&[]),
             signed_offsets: Vec::new(),
             signed_entries: Vec::new(),
             joint_count: dual_quats.len(),
@@ -546,6 +568,7 @@ impl PreparedPalette {
             }
         }
         prepared.largest_column_length = largest_column_length(prepared.linear_matrices());
+        prepared.real_length_range = real_length_range(&prepared.dual_quats);
         signed_offsets_into(&prepared.dual_quats, &mut prepared.signed_offsets);
         prepared.fill_signed_entries();
         Ok(prepared)
@@ -680,6 +703,44 @@ mod tests {
         let mut prepared = prepare(palette, None, method).unwrap();
         prepared.update(palette).unwrap();
         (prepared, SPLITS.with(std::cell::Cell::get) - before)
+    }
+
+    /// The rotation parts' length range the SIMD kernels decide from follows every
+    /// preparation: about 1 for the unit dual quaternions of a DQS or CoR palette (prepared or
+    /// given as dual quaternions), none for LBS, and none after a failed `update`; a part that
+    /// is not finite gives NaN. (A range left from an earlier palette would let the kernels skip
+    /// a test the new palette needs.)
+    #[test]
+    fn real_length_range_follows_each_preparation() {
+        let near_one =
+            |(low, high): (f32, f32)| (low - 1.0).abs() < 1e-6 && (high - 1.0).abs() < 1e-6;
+        let palette: Vec<Mat4> = (0..5)
+            .map(|j| Mat4::from_rotation_y(0.4 * j as f32) * Mat4::from_translation(Vec3::X))
+            .collect();
+        let mut dqs = prepare(&palette, None, Method::DualQuaternion).unwrap();
+        assert!(
+            near_one(dqs.real_length_range),
+            "{:?}",
+            dqs.real_length_range
+        );
+        let lbs = prepare(&palette, None, Method::Linear).unwrap();
+        assert_eq!(lbs.real_length_range, (f32::INFINITY, 0.0));
+        let mut broken = palette.clone();
+        broken[2].x_axis.x = f32::NAN;
+        assert!(dqs.update(&broken).is_err());
+        assert_eq!(dqs.real_length_range, (f32::INFINITY, 0.0));
+        let given = [DualQuat::from_rotation_translation(Quat::IDENTITY, Vec3::Y); 3];
+        let given = PreparedPalette::from_dual_quats(&given, Method::CenterOfRotation).unwrap();
+        assert!(
+            near_one(given.real_length_range),
+            "{:?}",
+            given.real_length_range
+        );
+        let nan = DualQuat {
+            real: Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0),
+            dual: Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+        };
+        assert!(real_length_range(&[given.dual_quats[0], nan]).0.is_nan());
     }
 
     /// Every entry of the pivot sign table is the scalar kernel's test, `real_dot < 0`, with

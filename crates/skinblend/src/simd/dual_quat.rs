@@ -12,7 +12,6 @@ use crate::influences::{
 };
 use crate::palette::{PIVOT_SIGN_TABLE_MAX_JOINTS, SIGNED_ENTRY_FLIP_BYTES};
 use crate::types::{Diagnostics, SkinOutputs};
-use crate::DualQuat;
 
 // `blend4_signed`'s `asm!` counts a flip by this bit as a literal.
 const _: () = assert!(SIGNED_ENTRY_FLIP_BYTES == 64);
@@ -428,7 +427,10 @@ unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: b
 /// Whether every vertex's blended real part (the sign-aligned blend of its influences'
 /// rotation parts, as DQS and CoR blend them) has a squared length in `[2⁻¹⁰⁰, 2¹⁰⁰]`, so that
 /// [`Rotation8::from_real`]'s test cannot fail, from the mesh's weight sums
-/// (`Influences::weight_sum_range`), `k` and the palette's rotation parts alone. Every
+/// (`Influences::weight_sum_range`), `k` and the lengths of the palette's rotation parts
+/// (`real_lengths`, `PreparedPalette::real_length_range`: kept with the palette, since three
+/// passes over its joints per call cost every piece of a parallel call; DQS with normals at
+/// 10k on two threads 1.079× by `ab.py`'s fastest calls, docs/bench.md) alone. Every
 /// influence's part is aligned to the pivot's (the heaviest, weight at least `Σw / k`), so the
 /// blend is the pivot's term plus terms whose dot with it is not negative, and its length is at
 /// least the pivot term's: `Σw / k · min |q|`; at most `Σw · max |q|`. The f32 blend is within
@@ -437,15 +439,14 @@ unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: b
 pub(super) fn real_blends_usable(
     k: usize,
     weight_sums: (f32, f32),
-    dual_quats: &[DualQuat],
+    real_lengths: (f32, f32),
 ) -> bool {
     let (low, high) = (f64::from(weight_sums.0), f64::from(weight_sums.1));
-    let lengths = || dual_quats.iter().map(|dq| f64::from(dq.real.length()));
-    if k == 0 || dual_quats.is_empty() || !lengths().all(f64::is_finite) {
+    let (shortest, longest) = (f64::from(real_lengths.0), f64::from(real_lengths.1));
+    // No joint, `(∞, 0)`, or a rotation part that is not finite, `(NaN, NaN)`.
+    if k == 0 || !(shortest.is_finite() && longest.is_finite()) {
         return false;
     }
-    let shortest = lengths().fold(f64::INFINITY, f64::min);
-    let longest = lengths().fold(0.0, f64::max);
     let k = k as f64;
     // Also false for NaN sums and for a mesh without vertices, `(∞, 0)`.
     if !(low > 0.0 && low <= high && high.is_finite()) {
@@ -806,6 +807,7 @@ mod tests {
     use glam::{Quat, Vec3};
 
     use super::real_blends_usable;
+    use crate::palette::real_length_range;
     use crate::DualQuat;
 
     /// The per-call proof that no blended rotation part can fail `Rotation8::from_real`'s test
@@ -819,8 +821,8 @@ mod tests {
                 DualQuat::from_rotation_translation(q, Vec3::new(1.0, 2.0, 3.0))
             })
             .collect();
-        assert!(real_blends_usable(4, (1.0, 1.0), &unit));
-        assert!(real_blends_usable(8, (0.5, 2.0), &unit));
+        assert!(real_blends_usable(4, (1.0, 1.0), real_length_range(&unit)));
+        assert!(real_blends_usable(8, (0.5, 2.0), real_length_range(&unit)));
         // Sums of zero (an unweighted vertex), tiny, huge, NaN, or no vertex at all.
         for sums in [
             (0.0, 1.0),
@@ -829,17 +831,32 @@ mod tests {
             (f32::NAN, 1.0),
             (f32::INFINITY, 0.0),
         ] {
-            assert!(!real_blends_usable(4, sums, &unit), "{sums:?}");
+            assert!(
+                !real_blends_usable(4, sums, real_length_range(&unit)),
+                "{sums:?}"
+            );
         }
         // Sums so far apart that the f32 blend's rounding could cancel the shortest blend.
-        assert!(!real_blends_usable(4, (1e-4, 1e4), &unit));
+        assert!(!real_blends_usable(
+            4,
+            (1e-4, 1e4),
+            real_length_range(&unit)
+        ));
         // No palette, no influences, a rotation part of NaN or zero length.
-        assert!(!real_blends_usable(4, (1.0, 1.0), &[]));
-        assert!(!real_blends_usable(0, (1.0, 1.0), &unit));
+        assert!(!real_blends_usable(4, (1.0, 1.0), real_length_range(&[])));
+        assert!(!real_blends_usable(0, (1.0, 1.0), real_length_range(&unit)));
         let mut broken = unit.clone();
         broken[3].real = Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0);
-        assert!(!real_blends_usable(4, (1.0, 1.0), &broken));
+        assert!(!real_blends_usable(
+            4,
+            (1.0, 1.0),
+            real_length_range(&broken)
+        ));
         broken[3].real = Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
-        assert!(!real_blends_usable(4, (1.0, 1.0), &broken));
+        assert!(!real_blends_usable(
+            4,
+            (1.0, 1.0),
+            real_length_range(&broken)
+        ));
     }
 }

@@ -143,7 +143,7 @@ impl<'a> Block<'a> {
             real_blends_usable: super::dual_quat::real_blends_usable(
                 k,
                 influences.weight_sum_range(),
-                &palette.dual_quats,
+                palette.real_length_range,
             ),
             unit_singular_bound: super::linear::unit_singular_bound(
                 k,
