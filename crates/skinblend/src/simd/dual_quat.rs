@@ -318,6 +318,13 @@ pub(super) unsafe fn pivot_row(table: *const u16, word: u16) -> *const u16 {
     unsafe { table.byte_add(usize::from(word & PIVOT_ROW_BITS)) }
 }
 
+/// The index in the pivot sign table of the first entry of the row that the pivot word `word`
+/// points to ([`pivot_row`] as an index, for the paths that read the table by slice).
+#[inline(always)]
+fn pivot_row_start(word: u16) -> usize {
+    usize::from(word & PIVOT_ROW_BITS) / size_of::<u16>()
+}
+
 /// Slot of a pivot word (`Influences::pivots`), below `k` (`K`, or for `K = 0` the block's
 /// count): the mask, or for counts other than 4 and 8 the minimum, only lets the compiler see
 /// the bound.
@@ -477,7 +484,7 @@ pub(super) fn tallied_flips(block: &Block<'_>, range: std::ops::Range<usize>) ->
     for vertex in range.start..range.end.min(block.tallied_vertices) {
         let slots = vertex * k..(vertex + 1) * k;
         let (vertex_joints, weights) = (&block.joints[slots.clone()], &block.weights[slots]);
-        let row = usize::from(vertex_joints[pivot_slot(weights)]) * PIVOT_SIGN_TABLE_MAX_JOINTS;
+        let row = pivot_row_start(block.pivots[vertex]);
         for (&joint, &weight) in vertex_joints.iter().zip(weights) {
             if weight > 0.0 {
                 flips += usize::from(is_flip(block.signed_offsets[row + usize::from(joint)]));
@@ -505,11 +512,10 @@ pub(super) fn table_flips<const K: usize>(
         let (joints8, weights8) = block.influences8::<K>(base);
         for l in (0..LANES).filter(|&l| pivots[l] & PIVOT_HAS_ZERO_WEIGHT != 0) {
             let vertex_joints = &joints8[K * l..K * (l + 1)];
-            let pivot = usize::from(vertex_joints[pivot_slot_of::<K>(pivots[l], K)]);
+            let row = pivot_row_start(pivots[l]);
             for (&joint, &weight) in vertex_joints.iter().zip(&weights8[K * l..K * (l + 1)]) {
                 if weight == 0.0 {
-                    let offset = block.signed_offsets
-                        [pivot * PIVOT_SIGN_TABLE_MAX_JOINTS + usize::from(joint)];
+                    let offset = block.signed_offsets[row + usize::from(joint)];
                     flips -= usize::from(is_flip(offset));
                 }
             }
