@@ -301,6 +301,26 @@ fn unweighted_vertices_inside_blocks_and_tails() {
     assert_eq!(out.positions[9], rig.positions[9]);
 }
 
+/// LBS with normals and without tangents normalizes and stores each block's normals while it
+/// skins the next block, and after the last (`linear::DeferredNormals`): unweighted vertices
+/// send the blocks between and the last block to the scalar kernel, so that normals held back
+/// wait across them (four influences, the `K = 4` kernel; 8-vertex blocks 0, 2, 3 SIMD, 1 and 4
+/// scalar, a tail of 3).
+#[test]
+fn normals_held_across_scalar_blocks() {
+    let mut rng = Rng::new(31);
+    let rig = random_rig(&mut rng, 43, 4, 9, true);
+    let mut weights = rig.influences.weights().to_vec();
+    for v in [11, 39] {
+        weights[v * 4..v * 4 + 4].fill(0.0);
+    }
+    let influences = Influences::new(4, rig.influences.joints().to_vec(), weights, 9).unwrap();
+    let input = SkinInput::new(&rig.positions, Some(&rig.normals), None, &influences).unwrap();
+    compare("held normals", &input, |o| {
+        prepare(&rig.palette, None, o).unwrap()
+    });
+}
+
 /// Weight sums far from one, renormalized (the default): the SIMD kernels blend the stored
 /// weights and divide afterwards, the scalar kernel blends normalized ones, so the SIMD LBS
 /// blend's cofactors (`Σw²`), determinant (`Σw³`) and normal lengths (`Σw⁴`) must not underflow

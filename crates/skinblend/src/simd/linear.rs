@@ -841,10 +841,38 @@ fn singular8(
     Some(_mm256_cmp_ps::<_CMP_LE_OQ>(abs8(det), bound))
 }
 
+/// One block's LBS normals, transformed and flipped where the blend mirrors, not yet of unit
+/// length: [`block`] with normals and without tangents hands them on and normalizes and stores
+/// them while it skins the next block (or the driver loop does, after its last block,
+/// [`DeferredNormals::store`]). The normalize's chain (a dot product, `rsqrt`, a Newton step:
+/// about 28 cycles by the latencies of its steps) then no longer ends each block's chain, which
+/// the block rate follows (docs/bench.md "Latency"): LBS with normals 1.044× at 10k, 1.067× at
+/// 100k, 1.05–1.12× at 1M (`tools/ozz-compare/ab.py`'s fastest calls; docs/bench.md "The
+/// Emerald Rapids host, fifteenth session"). The bits are those of normalizing at once: a
+/// length ignores the flip, and a flipped product is the product flipped.
+pub(super) struct DeferredNormals {
+    /// The block's normals, one component of all eight per register.
+    normals: [__m256; 3],
+    /// The block's first vertex in the range.
+    base: usize,
+}
+
+impl DeferredNormals {
+    /// Normalizes the block's normals into `out` (`normalize8_or`; where a normal has no
+    /// length, the input's normal from `inputs`, as the scalar kernel).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn store(self, out: &mut [Vec3], inputs: &[Vec3]) {
+        let fallback = load3x8(inputs, self.base);
+        store3x8(out, self.base, normalize8_or(self.normals, fallback));
+    }
+}
+
 /// LBS of vertices `base .. base + 8`. Returns `false`, having written nothing, when one of
 /// them is unweighted. `R`: the blended 3x3 of the stored weights serves the normals and
 /// tangents as it is; without it (chosen once per call, [`columns_need_normalizing`]) it is
-/// divided by `Σw` first.
+/// divided by `Σw` first. With normals and without tangents, the normals are left in
+/// `deferred` ([`DeferredNormals`]), after those held there from an earlier block are stored.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>(
@@ -852,6 +880,7 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     outputs: &mut SkinOutputs<'_>,
     base: usize,
     diagnostics: &mut Diagnostics,
+    deferred: &mut Option<DeferredNormals>,
 ) -> bool {
     if K == 4 && !(N || T) {
         // SAFETY: this function runs only where AVX2 and FMA are enabled.
@@ -904,6 +933,13 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
         // The cofactor matrix times n, `n_x (c1 × c2) + n_y (c2 × c0) + n_z (c0 × c1)`, as
         // `n_x (c1 × c2) + c0 × (n_z c1 − n_y c2)`: 18 multiply-class instructions for the
         // normal instead of 24 (two cross products less).
+        if !T {
+            // The earlier block's, here rather than after this block's normals: fewer spills
+            // (53.6 instead of 54.3 instructions per vertex, callgrind).
+            if let Some(earlier) = deferred.take() {
+                earlier.store(out, src);
+            }
+        }
         let n = load3x8(src, base);
         let mut v = [_mm256_setzero_ps(); 3];
         for a in 0..3 {
@@ -933,7 +969,12 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
                 _mm256_andnot_ps(singular, negative_sign!())
             }
         };
-        store3x8(out, base, normalize8_flipped_or(normal, flip, n));
+        if T {
+            store3x8(out, base, normalize8_flipped_or(normal, flip, n));
+        } else {
+            let normals = normal.map(|c| _mm256_xor_ps(c, flip));
+            *deferred = Some(DeferredNormals { normals, base });
+        }
     }
     if let (true, Some(out), Some(src)) = (T, outputs.tangents.as_deref_mut(), block.tangents) {
         let (d, w) = load_tangents8(src, base);

@@ -17,6 +17,8 @@
 //! line the table points to), as LBS blends its 3x4s; one influence or more than eight blend
 //! one vertex at a time. The rest is eight-wide. Where a mesh is large enough, those table
 //! blends count no sign flips: the call counts them once ([`flip_tally`]).
+//! LBS with normals and without tangents normalizes and stores each block's normals during the
+//! next block (`linear::DeferredNormals`; the driver stores the last).
 //! The 3x4 and four-or-eight-influence DQ blends read each joint where they address its palette
 //! entry; the slot-by-slot DQ blend widens a block's offsets eight at a time first (measured
 //! both ways each, docs/bench.md "Latency"). A block the SIMD path cannot take whole (an unweighted vertex, a vertex
@@ -283,12 +285,20 @@ mod avx2 {
         let block = Block::new::<K>(input, palette, renormalize, first_vertex, count);
         let mut base = 0;
         let prefetch = M == DUAL_QUATERNION && input.vertex_count() >= PREFETCH_MIN_VERTICES;
+        // LBS's normals of the block before (`linear::DeferredNormals`).
+        let mut deferred_normals = None;
         while base + BLOCK_VERTICES <= count {
             if prefetch {
                 prefetch_inputs::<K>(&block, base + PREFETCH_AHEAD_VERTICES);
             }
             let done = match M {
-                LINEAR => linear::block::<K, N, T, R>(&block, &mut outputs, base, &mut diagnostics),
+                LINEAR => linear::block::<K, N, T, R>(
+                    &block,
+                    &mut outputs,
+                    base,
+                    &mut diagnostics,
+                    &mut deferred_normals,
+                ),
                 DUAL_QUATERNION => {
                     dual_quat::block::<K, N, T, R>(&block, &mut outputs, base, &mut diagnostics)
                 }
@@ -309,6 +319,13 @@ mod avx2 {
                 );
             }
             base += BLOCK_VERTICES;
+        }
+        if let (Some(deferred), Some(out), Some(inputs)) = (
+            deferred_normals.take(),
+            outputs.normals.as_deref_mut(),
+            block.normals,
+        ) {
+            deferred.store(out, inputs);
         }
         if base < count {
             let tallied = dual_quat::tallied_flips(&block, base..count);
