@@ -8,8 +8,9 @@
  *
  * Each test runs ten independent copies of one instruction (no chain between them: inputs are
  * registers the loop never writes, or L1-resident memory), so the rate is the issue limit.
- * Then, latencies (cycles per link of a dependent chain) of the store-to-load forwarding the
- * kernels' joint offsets take (`JointOffsets`: a 32-byte store, read back as 4-byte loads).
+ * Then, latencies (cycles per link of a dependent chain): of the vector arithmetic on a block's
+ * chain (an add, a fused multiply-add, `rsqrt`), and of the store-to-load forwarding the
+ * kernels' joint offsets once took (`JointOffsets`: a 32-byte store, read back as 4-byte loads).
  * Last, what an indexed memory operand costs at rename (six slots per cycle): eight independent
  * multiplies with a memory operand among 24 nops, addressed [base + index*4 + disp] or
  * [base + disp]; an indexed operand splits the instruction in two there ("unlamination"), so the
@@ -104,6 +105,14 @@ int main(void) {
   RATE("vbroadcastss load", LOADS("vbroadcastss", "%%ymm0", 0, 4));
   RATE("vinsertf128 from memory", LOADS("vinsertf128 $1,", "%%ymm11, %%ymm0", 0, 16));
   RATE("movzwl (scalar u16 load)", LOADS("movzwl", "%%eax", 0, 2));
+  /* Latencies: ten dependent links through ymm0 per iteration (ymm1 and ymm2 zeroed, so the
+   * values stay normal). */
+  CYCLES("chain, vaddps ymm (10 links)",
+         "vxorps %%ymm1, %%ymm1, %%ymm1\n" TEN("vaddps %%ymm1, %%ymm0, %%ymm0"));
+  CYCLES("chain, vfmadd231ps ymm (10 links)",
+         "vxorps %%ymm1, %%ymm1, %%ymm1\n vxorps %%ymm2, %%ymm2, %%ymm2\n"
+         TEN("vfmadd231ps %%ymm1, %%ymm2, %%ymm0"));
+  CYCLES("chain, vrsqrtps ymm (10 links)", TEN("vrsqrtps %%ymm0, %%ymm0"));
   /* Store-to-load forwarding, as a chain: eax to a vector, stored, read back into eax. */
   CYCLES("chain, 4-byte store -> 4-byte load",
           "vmovd %%eax, %%xmm0\n vpbroadcastd %%xmm0, %%ymm0\n vmovd %%xmm0, %%eax\n"
