@@ -298,7 +298,12 @@ pub(super) fn load3x8(values: &[Vec3], base: usize) -> [__m256; 3] {
 }
 
 /// Stores `[x, y, z]` (eight lanes each) into elements `base .. base + 8`; the inverse of
-/// [`load3x8`]: seven in-lane `vshufps`, six 16-byte stores.
+/// [`load3x8`]: seven in-lane `vshufps`, six 16-byte stores (the high halves by `vextractf128`
+/// to memory, a store with no shuffle). The stores are one `asm!` block: as intrinsics, LLVM
+/// merged them into three 32-byte stores built by a `vinsertf128`, a `vperm2f128` and a
+/// `vblendps` (three more shuffles), which with 12-byte vertices cross a cache line in every
+/// other block. By `ab.py`'s fastest calls: LBS with normals 1.006× / 1.018× / 1.058× at 10k /
+/// 100k / 1M, DQS 1.023×, CoR 1.042× at 10k (docs/bench.md "fifteenth session").
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn store3x8(values: &mut [Vec3], base: usize, [x, y, z]: [__m256; 3]) {
@@ -314,13 +319,22 @@ pub(super) fn store3x8(values: &mut [Vec3], base: usize, [x, y, z]: [__m256; 3])
     ];
     let block = &mut values[base..base + LANES];
     let p = block.as_mut_ptr().cast::<f32>();
-    for (r, row) in rows.iter().enumerate() {
-        // SAFETY: `block` is 8 Vec3s, 24 contiguous writable f32s: 16 bytes at 4r and at
-        // 12 + 4r (r < 3) are inside it.
-        unsafe {
-            _mm_storeu_ps(p.add(4 * r), _mm256_castps256_ps128(*row));
-            _mm_storeu_ps(p.add(12 + 4 * r), _mm256_extractf128_ps::<1>(*row));
-        }
+    // SAFETY: `block` is 8 Vec3s, 96 contiguous writable bytes: 16 bytes at 16r and at
+    // 48 + 16r (r < 3) are inside it.
+    unsafe {
+        std::arch::asm!(
+            "vmovups xmmword ptr [{p}], {r0:x}",
+            "vextractf128 xmmword ptr [{p} + 48], {r0}, 1",
+            "vmovups xmmword ptr [{p} + 16], {r1:x}",
+            "vextractf128 xmmword ptr [{p} + 64], {r1}, 1",
+            "vmovups xmmword ptr [{p} + 32], {r2:x}",
+            "vextractf128 xmmword ptr [{p} + 80], {r2}, 1",
+            p = in(reg) p,
+            r0 = in(ymm_reg) rows[0],
+            r1 = in(ymm_reg) rows[1],
+            r2 = in(ymm_reg) rows[2],
+            options(nostack, preserves_flags),
+        );
     }
 }
 
