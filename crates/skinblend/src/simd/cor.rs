@@ -70,7 +70,7 @@ unsafe fn separate_blends8<const K: usize, const R: bool>(
         let (sum, flips) = dual_quat::blend8::<K, R, false>(block, base)?;
         let [rx, ry, rz, rw, ..] = sum;
         // Unreachable `None`: the DQ blend saw every weight sum above the minimum.
-        let m = linear::blend8::<K, true>(block, base)?;
+        let m = linear::blend8::<K, true, false>(block, base)?;
         Some(([rx, ry, rz, rw], m, flips))
     }
 }

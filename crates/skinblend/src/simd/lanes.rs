@@ -70,6 +70,9 @@ pub(super) struct Block<'a> {
     /// some vertex's sum is not 1 within `linear::UNIT_WEIGHT_SUM_BAND`
     /// (`linear::divides_by_weight_sums`; DQS normalizes anyway).
     pub(super) divide_by_weight_sums: bool,
+    /// LBS divides its blended 3x3 by `Σw` before the normals and tangents
+    /// (`linear::columns_need_normalizing`).
+    pub(super) normalize_columns: bool,
     /// Every vertex of the mesh has a weight sum of at least `MIN_WEIGHT_SUM`
     /// (`Influences::weight_sum_range`): no block has an unweighted vertex to test for.
     pub(super) all_weighted: bool,
@@ -131,6 +134,10 @@ impl<'a> Block<'a> {
             signed_offsets: &palette.signed_offsets,
             signed_entries: &palette.signed_entries,
             divide_by_weight_sums: super::linear::divides_by_weight_sums(
+                renormalize,
+                influences.weight_sum_range(),
+            ),
+            normalize_columns: super::linear::columns_need_normalizing(
                 renormalize,
                 influences.weight_sum_range(),
             ),

@@ -52,7 +52,8 @@ impl Linear8 {
 }
 
 /// Blends the 3x4s of vertices `base .. base + 8`, or `None` when one of them is unweighted
-/// (its weights sum to less than `MIN_WEIGHT_SUM`, as the scalar kernel).
+/// (its weights sum to less than `MIN_WEIGHT_SUM`, as the scalar kernel). `UNIT`: the call's
+/// weight sums are all 1 ([`unit_weight_sums`]), so no vertex is unweighted or divided.
 ///
 /// [`blend_rows8`] of the palette's 3x4s, `Σw` read from the translation's padding lane (which
 /// the prepared palette sets to 1, so the blend sums the weights in slot order, as the scalar
@@ -66,7 +67,7 @@ impl Linear8 {
 /// instructions per vertex; inlined into its `#[target_feature]` callers, its intrinsics
 /// inline with it.)
 #[inline(always)]
-pub(super) unsafe fn blend8<const K: usize, const INTERLEAVE: bool>(
+pub(super) unsafe fn blend8<const K: usize, const INTERLEAVE: bool, const UNIT: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<Linear8> {
@@ -75,6 +76,15 @@ pub(super) unsafe fn blend8<const K: usize, const INTERLEAVE: bool>(
         blend_rows8::<K, false, INTERLEAVE>(block, base, block.linear.as_ptr().cast(), None)
     };
     let sum = blend.padding[3];
+    if UNIT {
+        // Every vertex weighted and none divided (`unit_weight_sums`); `Σw` unread.
+        return Some(Linear8 {
+            columns: blend.columns,
+            translation: blend.translation,
+            weight_scale: None,
+            weight_sum: sum,
+        });
+    }
     // SAFETY: as above.
     if !unsafe { weighted8(block, sum) } {
         return None;
@@ -744,11 +754,22 @@ const SCALE_FREE_WEIGHT_SUMS: (f32, f32) = (1.0 / 1024.0, 1024.0);
 /// Whether a call divides LBS's blended 3x3 by `Σw` (nine multiplies per block) before its
 /// normals and tangents, as the scalar kernel blends normalized weights: where it
 /// renormalizes and the mesh has a weight sum outside [`SCALE_FREE_WEIGHT_SUMS`]
-/// (`Influences::weight_sum_range`). Decided once per call, as the kernel table's `R` for LBS.
+/// (`Influences::weight_sum_range`). Decided once per call (`Block::normalize_columns`).
 pub(super) fn columns_need_normalizing(renormalize: bool, weight_sums: (f32, f32)) -> bool {
     let (low, high) = SCALE_FREE_WEIGHT_SUMS;
     // A mesh without vertices, `(∞, 0)`, needs nothing.
     renormalize && (weight_sums.0 < low || weight_sums.1 > high)
+}
+
+/// Whether a call takes LBS's unit-weights variant (the kernel table's `R` for LBS): every
+/// weight sum is 1 within [`UNIT_WEIGHT_SUM_BAND`] and the singular test has its one bound for
+/// the call ([`unit_singular_bound`]). Then no vertex is unweighted, none is divided by its sum
+/// (nor its 3x3 for the normals: the sums are inside [`SCALE_FREE_WEIGHT_SUMS`]), and the
+/// blocks test no flag for any of it, nor transpose `Σw`. `k` influences per vertex,
+/// `largest` the palette's largest column length. (Weights divided by their sum in f32, as
+/// `Influences::from_lists` and most exporters make them, are such.)
+pub(super) fn unit_weight_sums(k: usize, weight_sums: (f32, f32), largest: f32) -> bool {
+    unit_singular_bound(k, weight_sums, largest).is_some()
 }
 
 /// Largest squared column lengths inside this range keep every term of [`singular8`]'s squared
@@ -869,9 +890,10 @@ impl DeferredNormals {
 }
 
 /// LBS of vertices `base .. base + 8`. Returns `false`, having written nothing, when one of
-/// them is unweighted. `R`: the blended 3x3 of the stored weights serves the normals and
-/// tangents as it is; without it (chosen once per call, [`columns_need_normalizing`]) it is
-/// divided by `Σw` first. With normals and without tangents, the normals are left in
+/// them is unweighted. `R`: every weight sum is 1 ([`unit_weight_sums`], chosen once per
+/// call): no flag is tested. Without it, the call's flags decide the unweighted test, the
+/// division by `Σw`, whether the blended 3x3 is divided by `Σw` before the normals and
+/// tangents ([`columns_need_normalizing`]) and the singular test's bound. With normals and without tangents, the normals are left in
 /// `deferred` ([`DeferredNormals`]), after those held there from an earlier block are stored.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
@@ -888,7 +910,7 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     }
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
     // Tangents follow: the two groups' blends may interleave (`blend_rows8`).
-    let Some(m) = (unsafe { blend8::<K, T>(block, base) }) else {
+    let Some(m) = (unsafe { blend8::<K, T, R>(block, base) }) else {
         return false;
     };
     store3x8(
@@ -899,20 +921,25 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     if !(N || T) {
         return true;
     }
-    // Without `R` (weight sums far from one, renormalized) the 3x3 of normalized weights, as
-    // the scalar kernel blends it, and the exact singular test.
+    // Weight sums far from one, renormalized: the 3x3 of normalized weights, as the scalar
+    // kernel blends it, and the exact singular test.
     let (columns, bound_root, unit_bound) = if R {
-        (
-            m.columns,
-            block.singular_bound_root,
-            block.unit_singular_bound,
-        )
-    } else {
+        // The call's one bound, which `unit_weight_sums` saw (infinite, were it missing: every
+        // block would take the exact test).
+        let bound = block.unit_singular_bound.unwrap_or(f32::INFINITY);
+        (m.columns, None, Some(bound))
+    } else if block.normalize_columns {
         let columns = match m.weight_scale {
             Some(scale) => m.columns.map(|column| scale8(column, scale)),
             None => m.columns,
         };
         (columns, None, None)
+    } else {
+        (
+            m.columns,
+            block.singular_bound_root,
+            block.unit_singular_bound,
+        )
     };
     let [c0, c1, c2] = columns;
     let cofactor0 = cross8(c1, c2);

@@ -1,7 +1,7 @@
 //! SIMD kernels: x86-64 AVX2 + FMA, detected at run time, chosen once per call from a table of
 //! monomorphized variants (method × normals × tangents × influences per vertex 1, 2, 4, 8 or
-//! any × whether the palette is entirely rigid, or for LBS whether the mesh's weight sums let
-//! normals take the blend of the stored weights as it is). The scalar kernels in `reference.rs`
+//! any × whether the palette is entirely rigid, or for LBS whether every weight sum of the mesh
+//! is 1). The scalar kernels in `reference.rs`
 //! stay the reference and the fallback.
 //!
 //! One driver loop ([`avx2`]'s `drive`) walks a range in blocks of eight vertices. LBS blends
@@ -65,9 +65,10 @@ pub(crate) fn select(
     {
         if avx2::available() {
             let variant = match palette.method() {
-                Method::Linear => !linear::columns_need_normalizing(
-                    renormalize,
+                Method::Linear => linear::unit_weight_sums(
+                    input.influences().influences_per_vertex(),
                     input.influences().weight_sum_range(),
+                    palette.largest_column_length,
                 ),
                 Method::DualQuaternion | Method::CenterOfRotation => {
                     palette.non_rigid_joints() == 0
@@ -201,8 +202,7 @@ mod avx2 {
 
     /// The variant for one call; `K = 0` is the any-`k` variant. `R`: for DQS and CoR the
     /// palette without a non-rigid joint (they then skip the per-vertex residual test); for
-    /// LBS the blend of the stored weights taken as it is for normals and tangents (else its
-    /// 3x3 is divided by `Σw` first: `linear::columns_need_normalizing`).
+    /// LBS every weight sum 1 (`linear::unit_weight_sums`: the blocks test no flag).
     pub(super) fn table(
         method: Method,
         normals: bool,
