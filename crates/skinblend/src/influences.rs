@@ -64,6 +64,32 @@ pub struct Influences {
     /// kernels decide from it once per call what they would otherwise test per block (every
     /// vertex weighted; the singular test's bound in range).
     weight_sum_range: (f32, f32),
+    /// Each slot's joint as the byte offset of its entry in a prepared LBS palette (`joint ·
+    /// LINEAR_ENTRY_BYTES`), where the joint count is at most [`LINEAR_OFFSET_MAX_JOINTS`]
+    /// (else empty), derived from `joints`: the SIMD LBS kernels add it to the palette's
+    /// address instead of shifting each joint (a `shl` per influence less, [`linear_offsets`]).
+    linear_offsets: Vec<u16>,
+}
+
+/// Bytes per entry of a prepared LBS palette (an `Affine3A`, asserted in `simd::lanes`).
+pub(crate) const LINEAR_ENTRY_BYTES: usize = 64;
+
+/// The most joints whose LBS palette offsets fit a `u16` ([`Influences::linear_offsets`]).
+pub(crate) const LINEAR_OFFSET_MAX_JOINTS: usize = (u16::MAX as usize + 1) / LINEAR_ENTRY_BYTES;
+
+/// [`Influences::linear_offsets`] of `joints`: `joint · LINEAR_ENTRY_BYTES` per slot where
+/// `joint_count` is at most [`LINEAR_OFFSET_MAX_JOINTS`] (every joint below it, as checked),
+/// else empty. Positions only, 100k vertices: 1.063× with them (`ab.py` fastest calls,
+/// docs/bench.md "sixteenth session").
+fn linear_offsets(joints: &[u16], joint_count: usize) -> Vec<u16> {
+    if joint_count > LINEAR_OFFSET_MAX_JOINTS {
+        return Vec::new();
+    }
+    // joint < joint_count ≤ 1024, so joint · 64 ≤ 65,472.
+    joints
+        .iter()
+        .map(|&joint| joint * LINEAR_ENTRY_BYTES as u16)
+        .collect()
 }
 
 /// The pivot slot's bits in a word of [`Influences::pivots`].
@@ -258,6 +284,7 @@ impl Influences {
             pivots: vertex_pivots(k, &joints, &weights, joint_count),
             pivot_pair_counts: pivot_pair_counts(k, joint_count, &joints, &weights),
             weight_sum_range: weight_sum_range(k, &weights),
+            linear_offsets: linear_offsets(&joints, joint_count),
             joints,
             weights,
         }
@@ -411,6 +438,12 @@ impl Influences {
         &self.pivot_pair_counts
     }
 
+    /// Each slot's joint as its LBS palette entry's byte offset, `k` per vertex, or empty
+    /// where the joint count exceeds [`LINEAR_OFFSET_MAX_JOINTS`].
+    pub(crate) fn linear_offsets(&self) -> &[u16] {
+        &self.linear_offsets
+    }
+
     /// The smallest and the largest weight sum of a vertex (f32, slot order); `(∞, 0)` for a
     /// mesh without vertices.
     pub(crate) fn weight_sum_range(&self) -> (f32, f32) {
@@ -439,6 +472,17 @@ fn check_joint_count(joint_count: usize) -> Result<(), SkinError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// LBS offsets are each joint times an entry's bytes up to `LINEAR_OFFSET_MAX_JOINTS`
+    /// joints (the highest, 1,023, at 65,472), and absent above (1,024 · 64 overflows a `u16`).
+    #[test]
+    fn linear_offsets_up_to_the_largest_joint_count() {
+        let joints = vec![0, 1, 1022, 1023];
+        let at_limit = Influences::new(2, joints.clone(), vec![0.5; 4], 1024).unwrap();
+        assert_eq!(at_limit.linear_offsets(), [0, 64, 65_408, 65_472]);
+        let above = Influences::new(2, joints, vec![0.5; 4], 1025).unwrap();
+        assert!(above.linear_offsets().is_empty());
+    }
 
     /// The weight-sum range is the smallest and largest f32 slot-order sum (not the f64 sum:
     /// `1 + 2⁻²⁴ + 2⁻²⁴` is 1 in slot order), and `(∞, 0)` without vertices.

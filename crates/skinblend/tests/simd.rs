@@ -270,6 +270,46 @@ fn palettes_larger_than_the_mesh_and_the_largest_table() {
     }
 }
 
+/// LBS addresses its palette entries by the byte offsets `Influences` stores (`joint · 64` in a
+/// `u16`) up to 1,024 joints, and by shifted joints above. Both sides of that limit, with the
+/// highest joints in use (joint 1,023's offset is 65,472, the largest that fits; 1,024 is the
+/// first joint past it), for every LBS variant (one to eight influences, and three for the
+/// any-`k` one; weights summing to 1 and not). Fails when either way of addressing reads
+/// another joint's entry: the positions differ by the whole motion.
+#[test]
+fn linear_entries_by_offsets_and_by_joints() {
+    let mut rng = Rng::new(67);
+    for joint_count in [1024, 1025] {
+        for k in [1, 2, 3, 4, 8] {
+            let rig = random_rig(&mut rng, 203, k, joint_count, false);
+            // Every eighth slot one of the three highest joints.
+            let joints: Vec<u16> = rig
+                .influences
+                .joints()
+                .iter()
+                .enumerate()
+                .map(|(slot, &joint)| {
+                    if slot % 8 == 0 {
+                        (joint_count - 1 - slot / 8 % 3) as u16
+                    } else {
+                        joint
+                    }
+                })
+                .collect();
+            for scale in [1.0, 0.75] {
+                let weights = rig.influences.weights().iter().map(|w| w * scale).collect();
+                let influences = Influences::new(k, joints.clone(), weights, joint_count).unwrap();
+                compare_on_rig(
+                    &format!("k={k} {joint_count} joints, weights times {scale}"),
+                    &rig,
+                    &influences,
+                    None,
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn unweighted_vertices_inside_blocks_and_tails() {
     let mut rng = Rng::new(29);

@@ -70,7 +70,7 @@ unsafe fn separate_blends8<const K: usize, const R: bool>(
         let (sum, flips) = dual_quat::blend8::<K, R, false>(block, base)?;
         let [rx, ry, rz, rw, ..] = sum;
         // Unreachable `None`: the DQ blend saw every weight sum above the minimum.
-        let m = linear::blend8::<K, true, false>(block, base)?;
+        let m = linear::blend8::<K, true, false, false>(block, base)?;
         Some(([rx, ry, rz, rw], m, flips))
     }
 }
@@ -141,7 +141,7 @@ unsafe fn blend_with_rotations8_counting<const K: usize, const R: bool, const C:
     // SAFETY: the caller guarantees AVX2 and FMA; the entries and the rows cover every joint of
     // the palette (asserted above).
     unsafe {
-        let blend = linear::blend_rows8::<K, C, true>(
+        let blend = linear::blend_rows8::<K, C, true, false>(
             block,
             base,
             block.signed_entries.as_ptr().cast(),

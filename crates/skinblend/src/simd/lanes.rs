@@ -30,6 +30,7 @@ const _: () = assert!(offset_of!(DualQuat, real) == 0 && offset_of!(DualQuat, du
 // (`translation_padding_lane_carries_the_weight_sum`).
 const _: () = assert!(size_of::<Affine3A>() == 64 && offset_of!(Affine3A, matrix3) == 0);
 const _: () = assert!(offset_of!(Affine3A, translation) == 48);
+const _: () = assert!(size_of::<Affine3A>() == crate::influences::LINEAR_ENTRY_BYTES);
 const _: () = assert!(offset_of!(Mat3A, x_axis) == 0 && offset_of!(Mat3A, y_axis) == 16);
 const _: () = assert!(offset_of!(Mat3A, z_axis) == 32);
 // `SignedEntry` (the lines the pivot sign table points into, `#[repr(C, align(64))]` around 16
@@ -45,6 +46,10 @@ pub(super) struct Block<'a> {
     k: usize,
     pub(super) joints: &'a [u16],
     pub(super) weights: &'a [f32],
+    /// LBS: the range's slots of `Influences::linear_offsets` (each joint's palette entry as a
+    /// byte offset), or empty where the mesh has none (more than `LINEAR_OFFSET_MAX_JOINTS`
+    /// joints): the kernels then shift each joint.
+    pub(super) linear_offsets: &'a [u16],
     /// The range's words of `Influences::pivots` (empty unless two to eight influences per
     /// vertex).
     pub(super) pivots: &'a [u16],
@@ -120,6 +125,10 @@ impl<'a> Block<'a> {
             k,
             joints: &influences.joints()[vertices.start * k..vertices.end * k],
             weights: &influences.weights()[vertices.start * k..vertices.end * k],
+            linear_offsets: influences
+                .linear_offsets()
+                .get(vertices.start * k..vertices.end * k)
+                .unwrap_or_default(),
             pivots: influences
                 .pivots()
                 .get(vertices.clone())
@@ -180,6 +189,14 @@ impl<'a> Block<'a> {
         let k = self.k::<K>();
         let slots = base * k..(base + LANES) * k;
         (&self.joints[slots.clone()], &self.weights[slots])
+    }
+
+    /// The LBS palette offsets of the same slots as [`Block::influences8`]'s joints (the
+    /// caller has seen `linear_offsets` cover the range).
+    #[inline(always)]
+    pub(super) fn linear_offsets8<const K: usize>(&self, base: usize) -> &'a [u16] {
+        let k = self.k::<K>();
+        &self.linear_offsets[base * k..(base + LANES) * k]
     }
 }
 

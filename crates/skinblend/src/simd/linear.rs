@@ -54,6 +54,8 @@ impl Linear8 {
 /// Blends the 3x4s of vertices `base .. base + 8`, or `None` when one of them is unweighted
 /// (its weights sum to less than `MIN_WEIGHT_SUM`, as the scalar kernel). `UNIT`: the call's
 /// weight sums are all 1 ([`unit_weight_sums`]), so no vertex is unweighted or divided.
+/// `OFFSETS`: the entries are addressed by `Block::linear_offsets` (the caller has seen them
+/// cover the range), not by shifted joints.
 ///
 /// [`blend_rows8`] of the palette's 3x4s, `Σw` read from the translation's padding lane (which
 /// the prepared palette sets to 1, so the blend sums the weights in slot order, as the scalar
@@ -67,13 +69,24 @@ impl Linear8 {
 /// instructions per vertex; inlined into its `#[target_feature]` callers, its intrinsics
 /// inline with it.)
 #[inline(always)]
-pub(super) unsafe fn blend8<const K: usize, const INTERLEAVE: bool, const UNIT: bool>(
+pub(super) unsafe fn blend8<
+    const K: usize,
+    const INTERLEAVE: bool,
+    const UNIT: bool,
+    const OFFSETS: bool,
+>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<Linear8> {
-    // SAFETY: the caller guarantees AVX2 and FMA; `block.linear` is the palette's 3x4s.
+    // SAFETY: the caller guarantees AVX2 and FMA; `block.linear` is the palette's 3x4s (and
+    // with `OFFSETS`, `block.linear_offsets` covers the range).
     let blend = unsafe {
-        blend_rows8::<K, false, INTERLEAVE>(block, base, block.linear.as_ptr().cast(), None)
+        blend_rows8::<K, false, INTERLEAVE, OFFSETS>(
+            block,
+            base,
+            block.linear.as_ptr().cast(),
+            None,
+        )
     };
     let sum = blend.padding[3];
     if UNIT {
@@ -120,7 +133,9 @@ pub(super) struct RotationSigns {
 }
 
 /// Blends sixteen floats per influence of vertices `base .. base + 8`: without `signs`, those
-/// at `entries + 16 joint` (a palette of 3x4s, 64 bytes each); with `signs`, the line of
+/// at `entries + 16 joint` (a palette of 3x4s, 64 bytes each; with `OFFSETS`, at the byte
+/// offsets of `Block::linear_offsets`, which the caller has seen cover the range); with
+/// `signs`, the line of
 /// `entries` that the vertex's row of the pivot sign table gives for the joint (CoR's 3x4 with
 /// its quaternion or with the quaternion negated, `PreparedPalette::signed_entries`), and where
 /// `C` the flips are counted.
@@ -139,7 +154,12 @@ pub(super) struct RotationSigns {
 /// `signs`: `signs`' rows an entry for each, each the offset of 64 readable bytes of
 /// `entries`). (Not a `#[target_feature]` function, as [`blend8`].)
 #[inline(always)]
-pub(super) unsafe fn blend_rows8<const K: usize, const C: bool, const INTERLEAVE: bool>(
+pub(super) unsafe fn blend_rows8<
+    const K: usize,
+    const C: bool,
+    const INTERLEAVE: bool,
+    const OFFSETS: bool,
+>(
     block: &Block<'_>,
     base: usize,
     entries: *const f32,
@@ -149,12 +169,18 @@ pub(super) unsafe fn blend_rows8<const K: usize, const C: bool, const INTERLEAVE
     unsafe {
         let k = block.k::<K>();
         let (joints8, weights8) = block.influences8::<K>(base);
+        // LBS's byte offsets in place of the joints, where the caller has them.
+        let joints8 = if OFFSETS {
+            block.linear_offsets8::<K>(base)
+        } else {
+            joints8
+        };
         // Vertex l's blend as `(c0 | c1)` and `(c2 | t)`. A macro, not a closure: a closure has
         // no target features, so its intrinsics would not inline.
         macro_rules! vertex {
             ($l:expr) => {{
                 let l = $l;
-                blend_vertex::<C>(
+                blend_vertex::<C, OFFSETS>(
                     entries,
                     &joints8[l * k..(l + 1) * k],
                     &weights8[l * k..(l + 1) * k],
@@ -303,7 +329,8 @@ fn barrier7(r: [__m256; 7]) -> [__m256; 7] {
 /// unread. With `signs` (`(row, count)`: the vertex's row of the pivot sign table, the running
 /// count), each joint's entry is the line at its offset in the row (CoR's 3x4 with its
 /// quaternion, or with the quaternion negated), and where `C` its flip bit is added to
-/// `count`.
+/// `count`. Without, where `OFFSETS`, `joints` are the entries' byte offsets
+/// (`Influences::linear_offsets`), added as they are: no shift per influence.
 ///
 /// Each joint is read and scaled where it is used, not widened eight at a time per block and
 /// read back from the stack (`JointOffsets`): that store and reload sat at the head of the
@@ -315,7 +342,7 @@ fn barrier7(r: [__m256; 7]) -> [__m256; 7] {
 /// entry for each joint, each the offset of 64 readable bytes of `entries`). (Not a
 /// `#[target_feature]` function, as [`blend8`].)
 #[inline(always)]
-unsafe fn blend_vertex<const C: bool>(
+unsafe fn blend_vertex<const C: bool, const OFFSETS: bool>(
     entries: *const f32,
     joints: &[u16],
     weights: &[f32],
@@ -345,6 +372,7 @@ unsafe fn blend_vertex<const C: bool>(
                 }
                 // LBS's entries by register; CoR's signed lines keep the indexed form (by
                 // register 0.885× at 10k, `ab.py`'s fastest calls).
+                None if OFFSETS => address_by_register(entries.byte_add(joint)),
                 None => address_by_register(entries.add(16 * joint)),
             };
             let (m01, m23) = (_mm256_loadu_ps(m), _mm256_loadu_ps(m.add(8)));
@@ -503,8 +531,18 @@ pub(super) fn weight_sums8(weights8: &[f32]) -> __m256 {
 /// saving and restoring seven registers each time: 46.9 -> 42.4 instructions per vertex, 1.10× at
 /// 10k by `ab.py`'s fastest calls on the Zen 4 host, control 1.02×; docs/bench.md.)
 #[inline(always)]
-unsafe fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> bool {
+unsafe fn positions4<const OFFSETS: bool>(
+    block: &Block<'_>,
+    positions: &mut [Vec3],
+    base: usize,
+) -> bool {
     let (joints8, weights8) = block.influences8::<4>(base);
+    // The palette entries' byte offsets in place of the joints, where the caller has them.
+    let joints8 = if OFFSETS {
+        block.linear_offsets8::<4>(base)
+    } else {
+        joints8
+    };
     let (joints8, weights8) = (&joints8[..4 * LANES], &weights8[..4 * LANES]);
     // The weight sums where a vertex may be unweighted or the positions are divided by them.
     let scale = if block.divide_by_weight_sums || !block.all_weighted {
@@ -545,14 +583,14 @@ unsafe fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> 
         // The eight vertices, each times its lane of `1 / Σw` where `$scale`.
         macro_rules! vertices {
             ($scale:literal, $low:expr, $high:expr) => {
-                position4::<0, $scale>(pointers, one, xy, z1, $low);
-                position4::<1, $scale>(pointers, one, xy, z1, $low);
-                position4::<2, $scale>(pointers, one, xy, z1, $low);
-                position4::<3, $scale>(pointers, one, xy, z1, $low);
-                position4::<4, $scale>(pointers, one, xy, z1, $high);
-                position4::<5, $scale>(pointers, one, xy, z1, $high);
-                position4::<6, $scale>(pointers, one, xy, z1, $high);
-                position4::<7, $scale>(pointers, one, last[0], last[1], $high);
+                position4::<0, $scale, OFFSETS>(pointers, one, xy, z1, $low);
+                position4::<1, $scale, OFFSETS>(pointers, one, xy, z1, $low);
+                position4::<2, $scale, OFFSETS>(pointers, one, xy, z1, $low);
+                position4::<3, $scale, OFFSETS>(pointers, one, xy, z1, $low);
+                position4::<4, $scale, OFFSETS>(pointers, one, xy, z1, $high);
+                position4::<5, $scale, OFFSETS>(pointers, one, xy, z1, $high);
+                position4::<6, $scale, OFFSETS>(pointers, one, xy, z1, $high);
+                position4::<7, $scale, OFFSETS>(pointers, one, last[0], last[1], $high);
             };
         }
         match scale {
@@ -570,7 +608,9 @@ unsafe fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> 
     true
 }
 
-/// Vertex `L` of [`positions4`]'s block: its four matrices' addresses (joint · 64 bytes), the
+/// Vertex `L` of [`positions4`]'s block: its four matrices' addresses (joint · 64 bytes, or
+/// with `OFFSETS` the stored byte offsets as they are: 1.042× at 10k, 1.049× at 100k, 1.054× at
+/// 1M by `ab.py`'s fastest calls, docs/bench.md "sixteenth session"), the
 /// blend `(c01, c23) = Σ wₛ (m[s][0..8], m[s][8..16])`, the position broadcast to both halves
 /// with 1 blended in as its fourth lane, `c01·(x | y) + c23·(z | 1)` (`xy` and `z1` the
 /// permutes that spread it), whose halves added are `M p`, times lane `L % 4` of `scale` where
@@ -587,7 +627,7 @@ unsafe fn positions4(block: &Block<'_>, positions: &mut [Vec3], base: usize) -> 
 /// block, valid as it says.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn position4<const L: usize, const SCALE: bool>(
+unsafe fn position4<const L: usize, const SCALE: bool, const OFFSETS: bool>(
     pointers: (*const u16, *const f32, *const f32, *const f32, *mut f32),
     one: __m256,
     xy: __m256i,
@@ -596,16 +636,13 @@ unsafe fn position4<const L: usize, const SCALE: bool>(
 ) {
     let (joints, weights, matrices, src, dst) = pointers;
     macro_rules! vertex {
-        ($scale:literal, $store:literal) => {
+        ($shift:literal, $scale:literal, $store:literal) => {
             std::arch::asm!(
                 "movzx {j0:e}, word ptr [{joints} + {jo}]",
                 "movzx {j1:e}, word ptr [{joints} + {jo} + 2]",
                 "movzx {j2:e}, word ptr [{joints} + {jo} + 4]",
                 "movzx {j3:e}, word ptr [{joints} + {jo} + 6]",
-                "shl {j0:e}, 6",
-                "shl {j1:e}, 6",
-                "shl {j2:e}, 6",
-                "shl {j3:e}, 6",
+                $shift,
                 "add {j0}, {matrices}",
                 "add {j1}, {matrices}",
                 "add {j2}, {matrices}",
@@ -661,14 +698,28 @@ unsafe fn position4<const L: usize, const SCALE: bool>(
     }
     // Times lane `L % 4` of `scale`, or (without `SCALE`) not.
     macro_rules! scaled {
-        ($store:literal) => {
+        ($shift:literal, $store:literal) => {
             if SCALE {
                 vertex!(
+                    $shift,
                     "vshufps {w:x}, {scale}, {scale}, {lane}\nvmulps {c01:x}, {c01:x}, {w:x}",
                     $store
                 )
             } else {
-                vertex!("/* not scaled: {scale} {lane} */", $store)
+                vertex!($shift, "/* not scaled: {scale} {lane} */", $store)
+            }
+        };
+    }
+    // The joints times 64 (an entry's bytes), or (with `OFFSETS`, already bytes) not.
+    macro_rules! shifted {
+        ($store:literal) => {
+            if OFFSETS {
+                scaled!("/* byte offsets */", $store)
+            } else {
+                scaled!(
+                    "shl {j0:e}, 6\nshl {j1:e}, 6\nshl {j2:e}, 6\nshl {j3:e}, 6",
+                    $store
+                )
             }
         };
     }
@@ -676,9 +727,9 @@ unsafe fn position4<const L: usize, const SCALE: bool>(
     // are inside the pointers' ranges.
     unsafe {
         if L < 7 {
-            scaled!("vmovups xmmword ptr [{dst} + {qo}], {c01:x}");
+            shifted!("vmovups xmmword ptr [{dst} + {qo}], {c01:x}");
         } else {
-            scaled!(
+            shifted!(
                 "vmovlps qword ptr [{dst} + {qo}], {c01:x}\n\
                  vextractps dword ptr [{dst} + {qo} + 8], {c01:x}, 2"
             );
@@ -893,11 +944,19 @@ impl DeferredNormals {
 /// them is unweighted. `R`: every weight sum is 1 ([`unit_weight_sums`], chosen once per
 /// call): no flag is tested. Without it, the call's flags decide the unweighted test, the
 /// division by `Σw`, whether the blended 3x3 is divided by `Σw` before the normals and
-/// tangents ([`columns_need_normalizing`]) and the singular test's bound. With normals and without tangents, the normals are left in
-/// `deferred` ([`DeferredNormals`]), after those held there from an earlier block are stored.
+/// tangents ([`columns_need_normalizing`]) and the singular test's bound. With normals and
+/// without tangents, the normals are left in `deferred` ([`DeferredNormals`]), after those held
+/// there from an earlier block are stored. `OFFSETS`: the palette entries are addressed by
+/// `Block::linear_offsets`, which the caller has seen cover the range (no shift per influence).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>(
+pub(super) fn block<
+    const K: usize,
+    const N: bool,
+    const T: bool,
+    const R: bool,
+    const OFFSETS: bool,
+>(
     block: &Block<'_>,
     outputs: &mut SkinOutputs<'_>,
     base: usize,
@@ -906,11 +965,11 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
 ) -> bool {
     if K == 4 && !(N || T) {
         // SAFETY: this function runs only where AVX2 and FMA are enabled.
-        return unsafe { positions4(block, outputs.positions, base) };
+        return unsafe { positions4::<OFFSETS>(block, outputs.positions, base) };
     }
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
     // Tangents follow: the two groups' blends may interleave (`blend_rows8`).
-    let Some(m) = (unsafe { blend8::<K, T, R>(block, base) }) else {
+    let Some(m) = (unsafe { blend8::<K, T, R, OFFSETS>(block, base) }) else {
         return false;
     };
     store3x8(

@@ -294,6 +294,7 @@ mod avx2 {
             || block.positions.len() == count
                 && block.joints.len() == count * k
                 && block.weights.len() == count * k
+                && (block.linear_offsets.is_empty() || block.linear_offsets.len() == count * k)
                 && block.normals.is_none_or(|n| n.len() == count)
                 && block.tangents.is_none_or(|t| t.len() == count)
                 && outputs.normals.as_deref().is_none_or(|n| n.len() == count)
@@ -301,50 +302,29 @@ mod avx2 {
         if !lengths_agree {
             return skin_range(input, palette, renormalize, first_vertex, outputs);
         }
-        let mut base = 0;
-        let prefetch = M == DUAL_QUATERNION && input.vertex_count() >= PREFETCH_MIN_VERTICES;
-        // LBS's normals of the block before (`linear::DeferredNormals`).
-        let mut deferred_normals = None;
-        while base + BLOCK_VERTICES <= count {
-            if prefetch {
-                prefetch_inputs::<K>(&block, base + PREFETCH_AHEAD_VERTICES);
-            }
-            let done = match M {
-                LINEAR => linear::block::<K, N, T, R>(
-                    &block,
-                    &mut outputs,
-                    base,
-                    &mut diagnostics,
-                    &mut deferred_normals,
-                ),
-                DUAL_QUATERNION => {
-                    dual_quat::block::<K, N, T, R>(&block, &mut outputs, base, &mut diagnostics)
-                }
-                _ => cor::block::<K, N, T, R>(&block, &mut outputs, base, &mut diagnostics),
-            };
-            if !done {
-                // The scalar kernel counts these vertices' flips itself.
-                let tallied = dual_quat::tallied_flips(&block, base..base + BLOCK_VERTICES);
-                diagnostics.sign_flips = diagnostics.sign_flips.wrapping_sub(tallied);
-                scalar_range(
-                    input,
-                    palette,
-                    renormalize,
-                    &mut outputs,
-                    first_vertex,
-                    base..base + BLOCK_VERTICES,
-                    &mut diagnostics,
-                );
-            }
-            base += BLOCK_VERTICES;
-        }
-        if let (Some(deferred), Some(out), Some(inputs)) = (
-            deferred_normals.take(),
-            outputs.normals.as_deref_mut(),
-            block.normals,
-        ) {
-            deferred.store(out, inputs);
-        }
+        // LBS: the palette entries by the mesh's byte offsets where it has them
+        // (`Influences::linear_offsets`), else by shifted joints.
+        let base = if M == LINEAR && !block.linear_offsets.is_empty() {
+            whole_blocks::<M, K, N, T, R, true>(
+                input,
+                palette,
+                renormalize,
+                first_vertex,
+                &block,
+                &mut outputs,
+                &mut diagnostics,
+            )
+        } else {
+            whole_blocks::<M, K, N, T, R, false>(
+                input,
+                palette,
+                renormalize,
+                first_vertex,
+                &block,
+                &mut outputs,
+                &mut diagnostics,
+            )
+        };
         if base < count {
             let tallied = dual_quat::tallied_flips(&block, base..count);
             diagnostics.sign_flips = diagnostics.sign_flips.wrapping_sub(tallied);
@@ -359,6 +339,76 @@ mod avx2 {
             );
         }
         diagnostics
+    }
+
+    /// The driver loop's whole blocks of `block` (of `drive_avx2`), into `outputs`; returns
+    /// the first vertex of the range left (the last `len % 8`). `OFFSETS`: LBS addresses its
+    /// palette entries by `Block::linear_offsets` (which the caller has seen cover the range).
+    /// One loop per way of addressing, so that no block tests which.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn whole_blocks<
+        const M: u8,
+        const K: usize,
+        const N: bool,
+        const T: bool,
+        const R: bool,
+        const OFFSETS: bool,
+    >(
+        input: &SkinInput<'_>,
+        palette: &PreparedPalette,
+        renormalize: bool,
+        first_vertex: usize,
+        block: &Block<'_>,
+        outputs: &mut SkinOutputs<'_>,
+        diagnostics: &mut Diagnostics,
+    ) -> usize {
+        let count = outputs.positions.len();
+        let mut base = 0;
+        let prefetch = M == DUAL_QUATERNION && input.vertex_count() >= PREFETCH_MIN_VERTICES;
+        // LBS's normals of the block before (`linear::DeferredNormals`).
+        let mut deferred_normals = None;
+        while base + BLOCK_VERTICES <= count {
+            if prefetch {
+                prefetch_inputs::<K>(block, base + PREFETCH_AHEAD_VERTICES);
+            }
+            let done = match M {
+                LINEAR => linear::block::<K, N, T, R, OFFSETS>(
+                    block,
+                    outputs,
+                    base,
+                    diagnostics,
+                    &mut deferred_normals,
+                ),
+                DUAL_QUATERNION => {
+                    dual_quat::block::<K, N, T, R>(block, outputs, base, diagnostics)
+                }
+                _ => cor::block::<K, N, T, R>(block, outputs, base, diagnostics),
+            };
+            if !done {
+                // The scalar kernel counts these vertices' flips itself.
+                let tallied = dual_quat::tallied_flips(block, base..base + BLOCK_VERTICES);
+                diagnostics.sign_flips = diagnostics.sign_flips.wrapping_sub(tallied);
+                scalar_range(
+                    input,
+                    palette,
+                    renormalize,
+                    outputs,
+                    first_vertex,
+                    base..base + BLOCK_VERTICES,
+                    diagnostics,
+                );
+            }
+            base += BLOCK_VERTICES;
+        }
+        if let (Some(deferred), Some(out), Some(inputs)) = (
+            deferred_normals.take(),
+            outputs.normals.as_deref_mut(),
+            block.normals,
+        ) {
+            deferred.store(out, inputs);
+        }
+        base
     }
 
     /// Asks the cache for vertex `vertex`'s inputs (positions, normals, tangents, joints,
