@@ -525,27 +525,38 @@ pub(super) fn weight_sums8(weights8: &[f32]) -> __m256 {
 /// calls, docs/bench.md "Latency"), nor computed one vertex ahead (0.95× against this: the
 /// pointers spill).
 ///
+/// The block's slices are taken unchecked (the driver checked their lengths once per call) and
+/// with `R` no flag is tested: 32.4 -> 30.3 instructions per vertex, 1.028–1.030× at 10k,
+/// 1.010–1.026× at 100k and 1.030× at 1M by `ab.py`'s fastest calls (docs/bench.md
+/// "seventeenth session").
+///
 /// # Safety
-/// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function, so that it inlines into the
-/// driver loop, as [`blend8`]: as a `#[target_feature]` function it stayed a call per block,
+/// The CPU has AVX2 and FMA; `base + 8` is at most the range's length, which `positions`,
+/// `block.positions` and (four slots per vertex) `block.weights` and, with `OFFSETS`,
+/// `block.linear_offsets`, else `block.joints`, have. (Not a `#[target_feature]` function, so
+/// that it inlines into the driver loop, as [`blend8`]: as a `#[target_feature]` function it stayed a call per block,
 /// saving and restoring seven registers each time: 46.9 -> 42.4 instructions per vertex, 1.10× at
 /// 10k by `ab.py`'s fastest calls on the Zen 4 host, control 1.02×; docs/bench.md.)
 #[inline(always)]
-unsafe fn positions4<const OFFSETS: bool>(
+unsafe fn positions4<const R: bool, const OFFSETS: bool>(
     block: &Block<'_>,
     positions: &mut [Vec3],
     base: usize,
 ) -> bool {
-    let (joints8, weights8) = block.influences8::<4>(base);
-    // The palette entries' byte offsets in place of the joints, where the caller has them.
-    let joints8 = if OFFSETS {
-        block.linear_offsets8::<4>(base)
-    } else {
-        joints8
+    // SAFETY: the caller guarantees the slices cover the block's 32 slots and 8 vertices.
+    let (joints8, weights8) = unsafe {
+        let slots = base * 4..(base + LANES) * 4;
+        (
+            if OFFSETS {
+                block.linear_offsets.get_unchecked(slots.clone())
+            } else {
+                block.joints.get_unchecked(slots.clone())
+            },
+            block.weights.get_unchecked(slots),
+        )
     };
-    let (joints8, weights8) = (&joints8[..4 * LANES], &weights8[..4 * LANES]);
     // The weight sums where a vertex may be unweighted or the positions are divided by them.
-    let scale = if block.divide_by_weight_sums || !block.all_weighted {
+    let scale = if !R && (block.divide_by_weight_sums || !block.all_weighted) {
         // SAFETY: the caller guarantees AVX2 and FMA.
         let sums = unsafe { weight_sums4(weights8) };
         // SAFETY: as above.
@@ -557,8 +568,13 @@ unsafe fn positions4<const OFFSETS: bool>(
     } else {
         None
     };
-    let src = &block.positions[base..base + LANES];
-    let dst = &mut positions[base..base + LANES];
+    // SAFETY: as above.
+    let (src, dst) = unsafe {
+        (
+            block.positions.get_unchecked(base..base + LANES),
+            positions.get_unchecked_mut(base..base + LANES),
+        )
+    };
     // SAFETY: AVX2 and FMA are enabled here. `joints8` is 32 u16s and `weights8` 32 f32s, so
     // vertex l's four of each at 4l are inside them. `Influences` guarantees joint <
     // joint_count and `skin_into` checked the palette covers it; an `Affine3A` is 16 contiguous
@@ -948,9 +964,14 @@ impl DeferredNormals {
 /// without tangents, the normals are left in `deferred` ([`DeferredNormals`]), after those held
 /// there from an earlier block are stored. `OFFSETS`: the palette entries are addressed by
 /// `Block::linear_offsets`, which the caller has seen cover the range (no shift per influence).
+///
+/// # Safety
+/// `base + 8` is at most the range's length, which `outputs.positions` and the block's
+/// positions have and (`k` slots per vertex) its joints, weights and, with `OFFSETS`, linear
+/// offsets: the driver's length check for LBS (`drive_avx2`).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-pub(super) fn block<
+pub(super) unsafe fn block<
     const K: usize,
     const N: bool,
     const T: bool,
@@ -964,8 +985,9 @@ pub(super) fn block<
     deferred: &mut Option<DeferredNormals>,
 ) -> bool {
     if K == 4 && !(N || T) {
-        // SAFETY: this function runs only where AVX2 and FMA are enabled.
-        return unsafe { positions4::<OFFSETS>(block, outputs.positions, base) };
+        // SAFETY: this function runs only where AVX2 and FMA are enabled; the lengths are the
+        // caller's contract.
+        return unsafe { positions4::<R, OFFSETS>(block, outputs.positions, base) };
     }
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
     // Tangents follow: the two groups' blends may interleave (`blend_rows8`).

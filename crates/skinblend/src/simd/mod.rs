@@ -288,13 +288,17 @@ mod avx2 {
         // checks (53.7 -> 52.9 instructions per vertex with normals, 1.010x at 10k by
         // `ab.py`'s fastest calls). Not for DQS and CoR, which measured 0.976x and 0.947x
         // with it (docs/bench.md "fifteenth session"). Were one longer, the scalar kernel
-        // would take the range.
+        // would take the range. LBS's positions-only kernel then reads the blocks' slices
+        // unchecked (`linear::positions4`), so the slot count must not wrap.
         let k = block.k::<K>();
+        let slots = count.checked_mul(k);
         let lengths_agree = M != LINEAR
             || block.positions.len() == count
-                && block.joints.len() == count * k
-                && block.weights.len() == count * k
-                && (block.linear_offsets.is_empty() || block.linear_offsets.len() == count * k)
+                && slots.is_some_and(|slots| {
+                    block.joints.len() == slots
+                        && block.weights.len() == slots
+                        && (block.linear_offsets.is_empty() || block.linear_offsets.len() == slots)
+                })
                 && block.normals.is_none_or(|n| n.len() == count)
                 && block.tangents.is_none_or(|t| t.len() == count)
                 && outputs.normals.as_deref().is_none_or(|n| n.len() == count)
@@ -304,26 +308,31 @@ mod avx2 {
         }
         // LBS: the palette entries by the mesh's byte offsets where it has them
         // (`Influences::linear_offsets`), else by shifted joints.
+        // SAFETY (both calls): `lengths_agree` holds, for LBS the lengths `whole_blocks` needs.
         let base = if M == LINEAR && !block.linear_offsets.is_empty() {
-            whole_blocks::<M, K, N, T, R, true>(
-                input,
-                palette,
-                renormalize,
-                first_vertex,
-                &block,
-                &mut outputs,
-                &mut diagnostics,
-            )
+            unsafe {
+                whole_blocks::<M, K, N, T, R, true>(
+                    input,
+                    palette,
+                    renormalize,
+                    first_vertex,
+                    &block,
+                    &mut outputs,
+                    &mut diagnostics,
+                )
+            }
         } else {
-            whole_blocks::<M, K, N, T, R, false>(
-                input,
-                palette,
-                renormalize,
-                first_vertex,
-                &block,
-                &mut outputs,
-                &mut diagnostics,
-            )
+            unsafe {
+                whole_blocks::<M, K, N, T, R, false>(
+                    input,
+                    palette,
+                    renormalize,
+                    first_vertex,
+                    &block,
+                    &mut outputs,
+                    &mut diagnostics,
+                )
+            }
         };
         if base < count {
             let tallied = dual_quat::tallied_flips(&block, base..count);
@@ -345,9 +354,13 @@ mod avx2 {
     /// the first vertex of the range left (the last `len % 8`). `OFFSETS`: LBS addresses its
     /// palette entries by `Block::linear_offsets` (which the caller has seen cover the range).
     /// One loop per way of addressing, so that no block tests which.
+    ///
+    /// # Safety
+    /// For LBS, the block's slices have the lengths of `outputs` (`k` slots per vertex for
+    /// the influences): `drive_avx2`'s length check.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    fn whole_blocks<
+    unsafe fn whole_blocks<
         const M: u8,
         const K: usize,
         const N: bool,
@@ -373,13 +386,17 @@ mod avx2 {
                 prefetch_inputs::<K>(block, base + PREFETCH_AHEAD_VERTICES);
             }
             let done = match M {
-                LINEAR => linear::block::<K, N, T, R, OFFSETS>(
-                    block,
-                    outputs,
-                    base,
-                    diagnostics,
-                    &mut deferred_normals,
-                ),
+                // SAFETY: `base + 8 <= count`, the range's length, which the block's slices
+                // have (the caller's contract).
+                LINEAR => unsafe {
+                    linear::block::<K, N, T, R, OFFSETS>(
+                        block,
+                        outputs,
+                        base,
+                        diagnostics,
+                        &mut deferred_normals,
+                    )
+                },
                 DUAL_QUATERNION => {
                     dual_quat::block::<K, N, T, R>(block, outputs, base, diagnostics)
                 }
