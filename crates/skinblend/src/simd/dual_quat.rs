@@ -528,7 +528,7 @@ pub(super) fn table_flips<const K: usize>(
 /// each influence's dual quaternion, or its negation where the pivot sign table's row
 /// `offsets` says so, as one `asm!` block: per influence a joint load, its offset's load, a
 /// weight broadcast, an add and a multiply-add reading the line through a register alone (an
-/// indexed memory operand would cost a second rename slot, see `linear::position4`). Where
+/// indexed memory operand would cost a second rename slot, see `linear::position_pair4`). Where
 /// `C`, adds each offset's flip bit ([`SIGNED_ENTRY_FLIP_BYTES`]) to `count` (so `count` grows
 /// by that many per flip).
 ///

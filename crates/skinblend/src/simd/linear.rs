@@ -513,8 +513,9 @@ pub(super) fn weight_sums8(weights8: &[f32]) -> __m256 {
 /// the eight-wide path saturates is left nearly idle. Rounding differs from [`block`]'s (the sums
 /// are grouped differently), within `SIMD_VS_SCALAR` of the scalar kernel as every kernel.
 ///
-/// Each vertex is one `asm!` block ([`position4`]) that addresses the matrices by register
-/// alone: against the compiler's indexed operands 1.08–1.13× at 10k, 1.10× at 100k, 1.00× at 1M
+/// Each pair of vertices is one `asm!` block ([`position_pair4`]; one block per vertex, as
+/// before, measured 0.999× at 10k, 0.98× at 100k, 0.99× at 1M) that addresses the matrices by
+/// register alone: against the compiler's indexed operands 1.08–1.13× at 10k, 1.10× at 100k, 1.00× at 1M
 /// (`tools/ozz-compare/ab.py`, bests of 7–15 rounds; docs/bench.md "Rename"); written whole in
 /// `asm!` rather than as intrinsics around an `asm!` blend, 42.4 -> 40.3 instructions per vertex
 /// and 1.05–1.08× at 10k by `ab.py`'s fastest calls on the Zen 4 host (docs/bench.md). The
@@ -588,7 +589,10 @@ unsafe fn positions4<const R: bool, const OFFSETS: bool>(
         // f32 early, from `[1 x y z | 1 x y z]`.
         let xy = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
         let z1 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);
+        let spreads = [xy, z1, xy, z1];
         let last = [
+            xy,
+            z1,
             _mm256_setr_epi32(1, 1, 1, 1, 2, 2, 2, 2),
             _mm256_setr_epi32(3, 3, 3, 3, 0, 0, 0, 0),
         ];
@@ -596,133 +600,179 @@ unsafe fn positions4<const R: bool, const OFFSETS: bool>(
         let (src, dst) = (src.as_ptr().cast::<f32>(), dst.as_mut_ptr().cast::<f32>());
         let matrices = block.linear.as_ptr().cast::<f32>();
         let pointers = (joints, weights, matrices, src, dst);
-        // The eight vertices, each times its lane of `1 / Σw` where `$scale`.
-        macro_rules! vertices {
-            ($scale:literal, $low:expr, $high:expr) => {
-                position4::<0, $scale, OFFSETS>(pointers, one, xy, z1, $low);
-                position4::<1, $scale, OFFSETS>(pointers, one, xy, z1, $low);
-                position4::<2, $scale, OFFSETS>(pointers, one, xy, z1, $low);
-                position4::<3, $scale, OFFSETS>(pointers, one, xy, z1, $low);
-                position4::<4, $scale, OFFSETS>(pointers, one, xy, z1, $high);
-                position4::<5, $scale, OFFSETS>(pointers, one, xy, z1, $high);
-                position4::<6, $scale, OFFSETS>(pointers, one, xy, z1, $high);
-                position4::<7, $scale, OFFSETS>(pointers, one, last[0], last[1], $high);
+        // Lanes `2P` and `2P + 1` of `1 / Σw`, each spread over a half.
+        let spread = |p: i32| {
+            _mm256_setr_epi32(
+                2 * p,
+                2 * p,
+                2 * p,
+                2 * p,
+                2 * p + 1,
+                2 * p + 1,
+                2 * p + 1,
+                2 * p + 1,
+            )
+        };
+        // The four pairs, each times its lanes of `1 / Σw` where `$scale`.
+        macro_rules! pairs {
+            ($scale:literal, $factor:expr) => {
+                position_pair4::<0, $scale, OFFSETS>(pointers, one, spreads, ($factor, spread(0)));
+                position_pair4::<1, $scale, OFFSETS>(pointers, one, spreads, ($factor, spread(1)));
+                position_pair4::<2, $scale, OFFSETS>(pointers, one, spreads, ($factor, spread(2)));
+                position_pair4::<3, $scale, OFFSETS>(pointers, one, last, ($factor, spread(3)));
             };
         }
         match scale {
             Some(scale) => {
-                let scale_low = _mm256_castps256_ps128(scale);
-                let scale_high = _mm256_extractf128_ps::<1>(scale);
-                vertices!(true, scale_low, scale_high);
+                pairs!(true, scale);
             }
             None => {
-                let unused = _mm_setzero_ps();
-                vertices!(false, unused, unused);
+                pairs!(false, one);
             }
         }
     }
     true
 }
 
-/// Vertex `L` of [`positions4`]'s block: its four matrices' addresses (joint · 64 bytes, or
-/// with `OFFSETS` the stored byte offsets as they are: 1.042× at 10k, 1.049× at 100k, 1.054× at
-/// 1M by `ab.py`'s fastest calls, docs/bench.md "sixteenth session"), the
-/// blend `(c01, c23) = Σ wₛ (m[s][0..8], m[s][8..16])`, the position broadcast to both halves
-/// with 1 blended in as its fourth lane, `c01·(x | y) + c23·(z | 1)` (`xy` and `z1` the
-/// permutes that spread it), whose halves added are `M p`, times lane `L % 4` of `scale` where
-/// `SCALE` (the call divides by the weight sums, `Block::divide_by_weight_sums`). One
-/// `asm!` block, so that the compiler neither folds `matrices + 64 · joint` into indexed
-/// operands (`[base + offset]`: an arithmetic instruction with an indexed memory operand takes
-/// at least two of this core's six rename slots per cycle instead of one, `port_probe`'s
-/// "rename" rows: eight multiplies among 24 nops, 8.0 cycles indexed, 5.5 by a register) nor
-/// rewrites the permutes (LLVM turned them into two scalar loads, a shuffle and a cross-lane
-/// permute) nor spills the pointers (as intrinsics: a stack reload per vertex).
+/// Vertices `2P` and `2P + 1` of [`positions4`]'s block. Each vertex: its four matrices'
+/// addresses (joint · 64 bytes, or with `OFFSETS` the stored byte offsets as they are: 1.042× at
+/// 10k, 1.049× at 100k, 1.054× at 1M by `ab.py`'s fastest calls, docs/bench.md "sixteenth
+/// session"), the blend `(c01, c23) = Σ wₛ (m[s][0..8], m[s][8..16])`, the position broadcast
+/// to both halves with 1 blended in as its fourth lane, and `c01·(x | y) + c23·(z | 1)` (`xy`
+/// and `z1` the permutes that spread it), whose halves added are `M p`. The two vertices'
+/// halves are added in one register, `(a₀ | b₁) + (a₁ | b₀)` (a blend and one lane crossing
+/// for two vertices, against an extract per vertex), times `scale`'s lanes `2P` and `2P + 1`
+/// (spread by `spread`) where `SCALE` (the call divides by the weight sums,
+/// `Block::divide_by_weight_sums`). One `asm!` block, so that the compiler neither folds
+/// `matrices + 64 · joint` into indexed operands (`[base + offset]`: an arithmetic instruction
+/// with an indexed memory operand takes at least two of this core's six rename slots per cycle
+/// instead of one, `port_probe`'s "rename" rows: eight multiplies among 24 nops, 8.0 cycles
+/// indexed, 5.5 by a register) nor rewrites the permutes (LLVM turned them into two scalar
+/// loads, a shuffle and a cross-lane permute) nor spills the pointers (as intrinsics: a stack
+/// reload per vertex).
 ///
 /// # Safety
 /// AVX2 and FMA; `pointers` are `(joints, weights, matrices, src, dst)` of [`positions4`]'s
 /// block, valid as it says.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn position4<const L: usize, const SCALE: bool, const OFFSETS: bool>(
+unsafe fn position_pair4<const P: usize, const SCALE: bool, const OFFSETS: bool>(
     pointers: (*const u16, *const f32, *const f32, *const f32, *mut f32),
     one: __m256,
-    xy: __m256i,
-    z1: __m256i,
-    scale: __m128,
+    spreads: [__m256i; 4],
+    scale: (__m256, __m256i),
 ) {
     let (joints, weights, matrices, src, dst) = pointers;
-    macro_rules! vertex {
+    let [xy_a, z1_a, xy_b, z1_b] = spreads;
+    let (scale, spread) = scale;
+    // Vertex `2P + 1` is the block's last where `P == 3`: read one f32 early, written in two.
+    let last = P == 3;
+    macro_rules! pair {
         ($shift:literal, $scale:literal, $store:literal) => {
             std::arch::asm!(
-                "movzx {j0:e}, word ptr [{joints} + {jo}]",
-                "movzx {j1:e}, word ptr [{joints} + {jo} + 2]",
-                "movzx {j2:e}, word ptr [{joints} + {jo} + 4]",
-                "movzx {j3:e}, word ptr [{joints} + {jo} + 6]",
+                "movzx {j0:e}, word ptr [{joints} + {jo_a}]",
+                "movzx {j1:e}, word ptr [{joints} + {jo_a} + 2]",
+                "movzx {j2:e}, word ptr [{joints} + {jo_a} + 4]",
+                "movzx {j3:e}, word ptr [{joints} + {jo_a} + 6]",
                 $shift,
                 "add {j0}, {matrices}",
                 "add {j1}, {matrices}",
                 "add {j2}, {matrices}",
                 "add {j3}, {matrices}",
-                "vbroadcastss {w}, dword ptr [{weights} + {wo}]",
-                "vmulps {c01}, {w}, ymmword ptr [{j0}]",
+                "vbroadcastss {w}, dword ptr [{weights} + {wo_a}]",
+                "vmulps {a}, {w}, ymmword ptr [{j0}]",
                 "vmulps {c23}, {w}, ymmword ptr [{j0} + 32]",
-                "vbroadcastss {w}, dword ptr [{weights} + {wo} + 4]",
-                "vfmadd231ps {c01}, {w}, ymmword ptr [{j1}]",
+                "vbroadcastss {w}, dword ptr [{weights} + {wo_a} + 4]",
+                "vfmadd231ps {a}, {w}, ymmword ptr [{j1}]",
                 "vfmadd231ps {c23}, {w}, ymmword ptr [{j1} + 32]",
-                "vbroadcastss {w}, dword ptr [{weights} + {wo} + 8]",
-                "vfmadd231ps {c01}, {w}, ymmword ptr [{j2}]",
+                "vbroadcastss {w}, dword ptr [{weights} + {wo_a} + 8]",
+                "vfmadd231ps {a}, {w}, ymmword ptr [{j2}]",
                 "vfmadd231ps {c23}, {w}, ymmword ptr [{j2} + 32]",
-                "vbroadcastss {w}, dword ptr [{weights} + {wo} + 12]",
-                "vfmadd231ps {c01}, {w}, ymmword ptr [{j3}]",
+                "vbroadcastss {w}, dword ptr [{weights} + {wo_a} + 12]",
+                "vfmadd231ps {a}, {w}, ymmword ptr [{j3}]",
                 "vfmadd231ps {c23}, {w}, ymmword ptr [{j3} + 32]",
-                "vbroadcastf128 {p}, xmmword ptr [{src} + {po}]",
-                "vblendps {p}, {p}, {one}, {blend}",
-                "vpermilps {w}, {p}, {xy}",
-                "vpermilps {p}, {p}, {z1}",
-                "vmulps {c01}, {c01}, {w}",
-                "vfmadd231ps {c01}, {c23}, {p}",
-                "vextractf128 {w:x}, {c01}, 1",
-                "vaddps {c01:x}, {c01:x}, {w:x}",
+                "vbroadcastf128 {p}, xmmword ptr [{src} + {po_a}]",
+                "vblendps {p}, {p}, {one}, 0x88",
+                "vpermilps {w}, {p}, {xy_a}",
+                "vpermilps {p}, {p}, {z1_a}",
+                "vmulps {a}, {a}, {w}",
+                "vfmadd231ps {a}, {c23}, {p}",
+                "movzx {j0:e}, word ptr [{joints} + {jo_a} + 8]",
+                "movzx {j1:e}, word ptr [{joints} + {jo_a} + 10]",
+                "movzx {j2:e}, word ptr [{joints} + {jo_a} + 12]",
+                "movzx {j3:e}, word ptr [{joints} + {jo_a} + 14]",
+                $shift,
+                "add {j0}, {matrices}",
+                "add {j1}, {matrices}",
+                "add {j2}, {matrices}",
+                "add {j3}, {matrices}",
+                "vbroadcastss {w}, dword ptr [{weights} + {wo_a} + 16]",
+                "vmulps {b}, {w}, ymmword ptr [{j0}]",
+                "vmulps {c23}, {w}, ymmword ptr [{j0} + 32]",
+                "vbroadcastss {w}, dword ptr [{weights} + {wo_a} + 20]",
+                "vfmadd231ps {b}, {w}, ymmword ptr [{j1}]",
+                "vfmadd231ps {c23}, {w}, ymmword ptr [{j1} + 32]",
+                "vbroadcastss {w}, dword ptr [{weights} + {wo_a} + 24]",
+                "vfmadd231ps {b}, {w}, ymmword ptr [{j2}]",
+                "vfmadd231ps {c23}, {w}, ymmword ptr [{j2} + 32]",
+                "vbroadcastss {w}, dword ptr [{weights} + {wo_a} + 28]",
+                "vfmadd231ps {b}, {w}, ymmword ptr [{j3}]",
+                "vfmadd231ps {c23}, {w}, ymmword ptr [{j3} + 32]",
+                "vbroadcastf128 {p}, xmmword ptr [{src} + {po_b}]",
+                "vblendps {p}, {p}, {one}, {blend_b}",
+                "vpermilps {w}, {p}, {xy_b}",
+                "vpermilps {p}, {p}, {z1_b}",
+                "vmulps {b}, {b}, {w}",
+                "vfmadd231ps {b}, {c23}, {p}",
+                "vperm2f128 {w}, {a}, {b}, 0x21",
+                "vblendps {a}, {a}, {b}, 0xf0",
+                "vaddps {a}, {a}, {w}",
                 $scale,
+                "vmovups xmmword ptr [{dst} + {qo_a}], {a:x}",
                 $store,
                 joints = in(reg) joints,
                 weights = in(reg) weights,
                 matrices = in(reg) matrices,
                 src = in(reg) src,
                 dst = in(reg) dst,
-                jo = const 8 * L,
-                wo = const 16 * L,
-                po = const if L < 7 { 12 * L } else { 12 * L - 4 },
-                qo = const 12 * L,
-                blend = const if L < 7 { 0x88 } else { 0x11 },
-                lane = const 0x55 * (L % 4),
+                jo_a = const 16 * P,
+                wo_a = const 32 * P,
+                po_a = const 24 * P,
+                po_b = const if P == 3 { 24 * P + 8 } else { 24 * P + 12 },
+                qo_a = const 24 * P,
+                qo_b = const 24 * P + 12,
+                blend_b = const if P == 3 { 0x11 } else { 0x88 },
                 one = in(ymm_reg) one,
-                xy = in(ymm_reg) xy,
-                z1 = in(ymm_reg) z1,
-                scale = in(xmm_reg) scale,
+                xy_a = in(ymm_reg) xy_a,
+                z1_a = in(ymm_reg) z1_a,
+                xy_b = in(ymm_reg) xy_b,
+                z1_b = in(ymm_reg) z1_b,
+                scale = in(ymm_reg) scale,
+                spread = in(ymm_reg) spread,
                 j0 = out(reg) _,
                 j1 = out(reg) _,
                 j2 = out(reg) _,
                 j3 = out(reg) _,
                 w = out(ymm_reg) _,
-                c01 = out(ymm_reg) _,
+                a = out(ymm_reg) _,
+                b = out(ymm_reg) _,
                 c23 = out(ymm_reg) _,
                 p = out(ymm_reg) _,
                 options(nostack),
             )
         };
     }
-    // Times lane `L % 4` of `scale`, or (without `SCALE`) not.
+    // Times lanes `2P` and `2P + 1` of `scale`, or (without `SCALE`) not.
     macro_rules! scaled {
         ($shift:literal, $store:literal) => {
             if SCALE {
-                vertex!(
+                pair!(
                     $shift,
-                    "vshufps {w:x}, {scale}, {scale}, {lane}\nvmulps {c01:x}, {c01:x}, {w:x}",
+                    "vpermps {w}, {spread}, {scale}\nvmulps {a}, {a}, {w}",
                     $store
                 )
             } else {
-                vertex!($shift, "/* not scaled: {scale} {lane} */", $store)
+                pair!($shift, "/* not scaled: {scale} {spread} */", $store)
             }
         };
     }
@@ -739,16 +789,17 @@ unsafe fn position4<const L: usize, const SCALE: bool, const OFFSETS: bool>(
             }
         };
     }
-    // SAFETY: the caller's contract: vertex L's joints, weights, matrices, position and output
-    // are inside the pointers' ranges.
+    // SAFETY: the caller's contract: the vertices' joints, weights, matrices, positions and
+    // outputs are inside the pointers' ranges.
     unsafe {
-        if L < 7 {
-            shifted!("vmovups xmmword ptr [{dst} + {qo}], {c01:x}");
-        } else {
+        if last {
             shifted!(
-                "vmovlps qword ptr [{dst} + {qo}], {c01:x}\n\
-                 vextractps dword ptr [{dst} + {qo} + 8], {c01:x}, 2"
+                "vextractf128 {w:x}, {a}, 1\n\
+                 vmovlps qword ptr [{dst} + {qo_b}], {w:x}\n\
+                 vextractps dword ptr [{dst} + {qo_b} + 8], {w:x}, 2"
             );
+        } else {
+            shifted!("vextractf128 xmmword ptr [{dst} + {qo_b}], {a}, 1");
         }
     }
 }
