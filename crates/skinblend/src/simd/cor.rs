@@ -70,7 +70,7 @@ unsafe fn separate_blends8<const K: usize, const R: bool>(
         let (sum, flips) = dual_quat::blend8::<K, R, false>(block, base)?;
         let [rx, ry, rz, rw, ..] = sum;
         // Unreachable `None`: the DQ blend saw every weight sum above the minimum.
-        let m = linear::blend8::<K, true, false, false>(block, base)?;
+        let m = linear::blend8::<K, true, false, false>(block, block.influences8::<K>(base))?;
         Some(([rx, ry, rz, rw], m, flips))
     }
 }
@@ -143,7 +143,7 @@ unsafe fn blend_with_rotations8_counting<const K: usize, const R: bool, const C:
     unsafe {
         let blend = linear::blend_rows8::<K, C, true, false>(
             block,
-            base,
+            (joints8, weights8),
             block.signed_entries.as_ptr().cast(),
             Some(&mut signs),
         );

@@ -191,12 +191,32 @@ impl<'a> Block<'a> {
         (&self.joints[slots.clone()], &self.weights[slots])
     }
 
-    /// The LBS palette offsets of the same slots as [`Block::influences8`]'s joints (the
-    /// caller has seen `linear_offsets` cover the range).
+    /// LBS's slots of the eight vertices `base .. base + 8`, as [`Block::influences8`] slices
+    /// them but unchecked, with `OFFSETS` the palette byte offsets (`linear_offsets`) in place
+    /// of the joints.
+    ///
+    /// # Safety
+    /// `base + 8` is at most the range's length, and the joints (with `OFFSETS`, the offsets)
+    /// and the weights hold `k` slots for each vertex of the range, their count not wrapping
+    /// (`drive_avx2`'s length check for LBS).
     #[inline(always)]
-    pub(super) fn linear_offsets8<const K: usize>(&self, base: usize) -> &'a [u16] {
+    pub(super) unsafe fn linear_slots8<const K: usize, const OFFSETS: bool>(
+        &self,
+        base: usize,
+    ) -> (&'a [u16], &'a [f32]) {
         let k = self.k::<K>();
-        &self.linear_offsets[base * k..(base + LANES) * k]
+        let slots = base * k..(base + LANES) * k;
+        // SAFETY: the caller guarantees that the slices hold these slots.
+        unsafe {
+            (
+                if OFFSETS {
+                    self.linear_offsets.get_unchecked(slots.clone())
+                } else {
+                    self.joints.get_unchecked(slots.clone())
+                },
+                self.weights.get_unchecked(slots),
+            )
+        }
     }
 }
 

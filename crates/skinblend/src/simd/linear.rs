@@ -51,11 +51,12 @@ impl Linear8 {
     }
 }
 
-/// Blends the 3x4s of vertices `base .. base + 8`, or `None` when one of them is unweighted
-/// (its weights sum to less than `MIN_WEIGHT_SUM`, as the scalar kernel). `UNIT`: the call's
-/// weight sums are all 1 ([`unit_weight_sums`]), so no vertex is unweighted or divided.
-/// `OFFSETS`: the entries are addressed by `Block::linear_offsets` (the caller has seen them
-/// cover the range), not by shifted joints.
+/// Blends the 3x4s of eight vertices, or `None` when one of them is unweighted (its weights
+/// sum to less than `MIN_WEIGHT_SUM`, as the scalar kernel). `slots`: their joints and weights
+/// (`Block::influences8`; with `OFFSETS`, their `Block::linear_offsets` in place of the
+/// joints), sliced by the caller so that the driver's length check can stand for the slicing's
+/// (`block`). `UNIT`: the call's weight sums are all 1 ([`unit_weight_sums`]), so no vertex is
+/// unweighted or divided.
 ///
 /// [`blend_rows8`] of the palette's 3x4s, `Σw` read from the translation's padding lane (which
 /// the prepared palette sets to 1, so the blend sums the weights in slot order, as the scalar
@@ -76,14 +77,14 @@ pub(super) unsafe fn blend8<
     const OFFSETS: bool,
 >(
     block: &Block<'_>,
-    base: usize,
+    slots: (&[u16], &[f32]),
 ) -> Option<Linear8> {
-    // SAFETY: the caller guarantees AVX2 and FMA; `block.linear` is the palette's 3x4s (and
-    // with `OFFSETS`, `block.linear_offsets` covers the range).
+    // SAFETY: the caller guarantees AVX2 and FMA and the slots; `block.linear` is the
+    // palette's 3x4s.
     let blend = unsafe {
         blend_rows8::<K, false, INTERLEAVE, OFFSETS>(
             block,
-            base,
+            slots,
             block.linear.as_ptr().cast(),
             None,
         )
@@ -132,10 +133,10 @@ pub(super) struct RotationSigns {
     pub(super) count: usize,
 }
 
-/// Blends sixteen floats per influence of vertices `base .. base + 8`: without `signs`, those
+/// Blends sixteen floats per influence of the eight vertices whose slots are `slots` (joints
+/// or, with `OFFSETS`, LBS byte offsets, and weights, as [`blend8`]): without `signs`, those
 /// at `entries + 16 joint` (a palette of 3x4s, 64 bytes each; with `OFFSETS`, at the byte
-/// offsets of `Block::linear_offsets`, which the caller has seen cover the range); with
-/// `signs`, the line of
+/// offsets); with `signs`, the line of
 /// `entries` that the vertex's row of the pivot sign table gives for the joint (CoR's 3x4 with
 /// its quaternion or with the quaternion negated, `PreparedPalette::signed_entries`), and where
 /// `C` the flips are counted.
@@ -161,20 +162,13 @@ pub(super) unsafe fn blend_rows8<
     const OFFSETS: bool,
 >(
     block: &Block<'_>,
-    base: usize,
+    (joints8, weights8): (&[u16], &[f32]),
     entries: *const f32,
     mut signs: Option<&mut RotationSigns>,
 ) -> Blend16x8 {
     // SAFETY: the caller guarantees AVX2 and FMA; the loads are justified where they are.
     unsafe {
         let k = block.k::<K>();
-        let (joints8, weights8) = block.influences8::<K>(base);
-        // LBS's byte offsets in place of the joints, where the caller has them.
-        let joints8 = if OFFSETS {
-            block.linear_offsets8::<K>(base)
-        } else {
-            joints8
-        };
         // Vertex l's blend as `(c0 | c1)` and `(c2 | t)`. A macro, not a closure: a closure has
         // no target features, so its intrinsics would not inline.
         macro_rules! vertex {
@@ -352,6 +346,7 @@ unsafe fn blend_vertex<const C: bool, const OFFSETS: bool>(
     unsafe {
         let mut c01 = _mm256_setzero_ps();
         let mut c23 = _mm256_setzero_ps();
+        let mut first = true;
         for (joint, &weight) in joints.iter().zip(weights) {
             // A volatile read keeps each index a scalar load: the compiler would otherwise load
             // four at once and extract them with shuffles, on the port the transposes already
@@ -376,8 +371,16 @@ unsafe fn blend_vertex<const C: bool, const OFFSETS: bool>(
                 None => address_by_register(entries.add(16 * joint)),
             };
             let (m01, m23) = (_mm256_loadu_ps(m), _mm256_loadu_ps(m.add(8)));
-            c01 = _mm256_fmadd_ps(m01, w, c01);
-            c23 = _mm256_fmadd_ps(m23, w, c23);
+            if first {
+                // A multiply, not a multiply-add onto zero: that takes its entry as a separate
+                // load (the zero is the addend's register) and holds a zero register (LBS with
+                // normals 50.0 -> 48.3 instructions per vertex, callgrind).
+                (c01, c23) = (_mm256_mul_ps(m01, w), _mm256_mul_ps(m23, w));
+                first = false;
+            } else {
+                c01 = _mm256_fmadd_ps(m01, w, c01);
+                c23 = _mm256_fmadd_ps(m23, w, c23);
+            }
         }
         (c01, c23)
     }
@@ -545,17 +548,7 @@ unsafe fn positions4<const R: bool, const OFFSETS: bool>(
     base: usize,
 ) -> bool {
     // SAFETY: the caller guarantees the slices cover the block's 32 slots and 8 vertices.
-    let (joints8, weights8) = unsafe {
-        let slots = base * 4..(base + LANES) * 4;
-        (
-            if OFFSETS {
-                block.linear_offsets.get_unchecked(slots.clone())
-            } else {
-                block.joints.get_unchecked(slots.clone())
-            },
-            block.weights.get_unchecked(slots),
-        )
-    };
+    let (joints8, weights8) = unsafe { block.linear_slots8::<4, OFFSETS>(base) };
     // The weight sums where a vertex may be unweighted or the positions are divided by them.
     let scale = if !R && (block.divide_by_weight_sums || !block.all_weighted) {
         // SAFETY: the caller guarantees AVX2 and FMA.
@@ -999,11 +992,23 @@ pub(super) struct DeferredNormals {
 impl DeferredNormals {
     /// Normalizes the block's normals into `out` (`normalize8_or`; where a normal has no
     /// length, the input's normal from `inputs`, as the scalar kernel).
+    ///
+    /// # Safety
+    /// `out` and `inputs` hold the block's vertices (they are the range's, which the block
+    /// was inside).
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn store(self, out: &mut [Vec3], inputs: &[Vec3]) {
-        let fallback = load3x8(inputs, self.base);
-        store3x8(out, self.base, normalize8_or(self.normals, fallback));
+    pub(super) unsafe fn store(self, out: &mut [Vec3], inputs: &[Vec3]) {
+        let vertices = self.base..self.base + LANES;
+        // SAFETY: the caller guarantees both slices hold the vertices.
+        let (out, inputs) = unsafe {
+            (
+                out.get_unchecked_mut(vertices.clone()),
+                inputs.get_unchecked(vertices),
+            )
+        };
+        let fallback = load3x8(inputs, 0);
+        store3x8(out, 0, normalize8_or(self.normals, fallback));
     }
 }
 
@@ -1040,16 +1045,26 @@ pub(super) unsafe fn block<
         // caller's contract.
         return unsafe { positions4::<R, OFFSETS>(block, outputs.positions, base) };
     }
+    // The block's slots and vertices, unchecked: the driver checked every slice's length once
+    // per call (48.3 -> 45.5 instructions per vertex with normals by callgrind; with the first
+    // influence's multiply, `blend_vertex`, 1.032× at 10k and 1.049× at 100k against `3f41fd1`
+    // by `ab.py`'s fastest calls; docs/bench.md, eighteenth session).
+    let vertices = base..base + LANES;
+    // SAFETY: the caller's contract: the slices cover the block's slots and vertices.
+    let slots = unsafe { block.linear_slots8::<K, OFFSETS>(base) };
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
     // Tangents follow: the two groups' blends may interleave (`blend_rows8`).
-    let Some(m) = (unsafe { blend8::<K, T, R, OFFSETS>(block, base) }) else {
+    let Some(m) = (unsafe { blend8::<K, T, R, OFFSETS>(block, slots) }) else {
         return false;
     };
-    store3x8(
-        outputs.positions,
-        base,
-        m.point(load3x8(block.positions, base)),
-    );
+    // SAFETY (each slice of `vertices` below): the caller's contract.
+    unsafe {
+        store3x8(
+            outputs.positions.get_unchecked_mut(vertices.clone()),
+            0,
+            m.point(load3x8(block.positions.get_unchecked(vertices.clone()), 0)),
+        );
+    }
     if !(N || T) {
         return true;
     }
@@ -1096,10 +1111,12 @@ pub(super) unsafe fn block<
             // The earlier block's, here rather than after this block's normals: fewer spills
             // (53.6 instead of 54.3 instructions per vertex, callgrind).
             if let Some(earlier) = deferred.take() {
-                earlier.store(out, src);
+                // SAFETY: an earlier block's vertices, inside the range (the caller's contract).
+                unsafe { earlier.store(out, src) };
             }
         }
-        let n = load3x8(src, base);
+        // SAFETY: the caller's contract.
+        let n = load3x8(unsafe { src.get_unchecked(vertices.clone()) }, 0);
         let mut v = [_mm256_setzero_ps(); 3];
         for a in 0..3 {
             v[a] = _mm256_fnmadd_ps(n[1], c2[a], _mm256_mul_ps(n[2], c1[a]));
@@ -1129,14 +1146,23 @@ pub(super) unsafe fn block<
             }
         };
         if T {
-            store3x8(out, base, normalize8_flipped_or(normal, flip, n));
+            // SAFETY: the caller's contract.
+            let out = unsafe { out.get_unchecked_mut(vertices.clone()) };
+            store3x8(out, 0, normalize8_flipped_or(normal, flip, n));
         } else {
             let normals = normal.map(|c| _mm256_xor_ps(c, flip));
             *deferred = Some(DeferredNormals { normals, base });
         }
     }
     if let (true, Some(out), Some(src)) = (T, outputs.tangents.as_deref_mut(), block.tangents) {
-        let (d, w) = load_tangents8(src, base);
+        // SAFETY (both slices): the caller's contract.
+        let (src, out) = unsafe {
+            (
+                src.get_unchecked(vertices.clone()),
+                out.get_unchecked_mut(vertices),
+            )
+        };
+        let (d, w) = load_tangents8(src, 0);
         let mut direction = [_mm256_setzero_ps(); 3];
         for a in 0..3 {
             direction[a] = _mm256_fmadd_ps(
@@ -1150,7 +1176,7 @@ pub(super) unsafe fn block<
             None => negative_sign!(),
         };
         let w = _mm256_xor_ps(w, sign);
-        store_tangents8(out, base, normalize8_or(direction, d), w);
+        store_tangents8(out, 0, normalize8_or(direction, d), w);
     }
     true
 }

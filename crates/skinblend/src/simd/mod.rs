@@ -423,7 +423,9 @@ mod avx2 {
             outputs.normals.as_deref_mut(),
             block.normals,
         ) {
-            deferred.store(out, inputs);
+            // SAFETY: the normals of a block of the range, whose length both slices have
+            // (the caller's contract).
+            unsafe { deferred.store(out, inputs) };
         }
         base
     }
