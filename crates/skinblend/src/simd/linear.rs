@@ -1107,14 +1107,12 @@ pub(super) unsafe fn block<
         // The cofactor matrix times n, `n_x (c1 × c2) + n_y (c2 × c0) + n_z (c0 × c1)`, as
         // `n_x (c1 × c2) + c0 × (n_z c1 − n_y c2)`: 18 multiply-class instructions for the
         // normal instead of 24 (two cross products less).
-        if !T {
-            // The earlier block's, here rather than after this block's normals: fewer spills
-            // (53.6 instead of 54.3 instructions per vertex, callgrind).
-            if let Some(earlier) = deferred.take() {
-                // SAFETY: an earlier block's vertices, inside the range (the caller's contract).
-                unsafe { earlier.store(out, src) };
-            }
-        }
+        // The earlier block's normals are stored after this block's are made (below): with
+        // the block's slices unchecked, 45.5 -> 44.0 instructions per vertex and 27 -> 16 stack
+        // accesses per block by callgrind, 1.058× at 10k and 1.043× at 100k by `ab.py`'s
+        // fastest calls (docs/bench.md, eighteenth session; before those, storing them first
+        // had been the shorter loop).
+        let earlier = deferred.take();
         // SAFETY: the caller's contract.
         let n = load3x8(unsafe { src.get_unchecked(vertices.clone()) }, 0);
         let mut v = [_mm256_setzero_ps(); 3];
@@ -1151,6 +1149,10 @@ pub(super) unsafe fn block<
             store3x8(out, 0, normalize8_flipped_or(normal, flip, n));
         } else {
             let normals = normal.map(|c| _mm256_xor_ps(c, flip));
+            if let Some(earlier) = earlier {
+                // SAFETY: an earlier block's vertices, inside the range (the caller's contract).
+                unsafe { earlier.store(out, src) };
+            }
             *deferred = Some(DeferredNormals { normals, base });
         }
     }
