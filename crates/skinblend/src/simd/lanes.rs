@@ -629,7 +629,7 @@ pub(super) fn normalize8_flipped_or(
 /// [`fast_inverse_length_factors8`].
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn fast_inverse_length8(squared: __m256) -> Option<__m256> {
+pub(super) fn fast_inverse_length8(squared: __m256) -> Option<__m256> {
     fast_inverse_length_factors8(squared).map(|[y0, correction]| _mm256_mul_ps(y0, correction))
 }
 

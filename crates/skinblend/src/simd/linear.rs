@@ -7,8 +7,9 @@ use std::mem::MaybeUninit;
 use glam::Vec3;
 
 use super::lanes::{
-    abs8, all8, cross8, dot8, load3x8, load_tangents8, normalize8_flipped_or, normalize8_or,
-    scale8, store3x8, store_tangents8, transpose4_in_halves, transpose8, Block, LANES,
+    abs8, all8, cross8, dot8, fast_inverse_length8, load3x8, load_tangents8, normalize8_flipped_or,
+    normalize8_or, scale8, store3x8, store_tangents8, transpose4_in_halves, transpose8, Block,
+    LANES,
 };
 use crate::influences::MIN_WEIGHT_SUM;
 use crate::palette::SIGNED_ENTRY_FLIP_BYTES;
@@ -980,8 +981,12 @@ fn singular8(
 /// about 28 cycles by the latencies of its steps) then no longer ends each block's chain, which
 /// the block rate follows (docs/bench.md "Latency"): LBS with normals 1.044× at 10k, 1.067× at
 /// 100k, 1.05–1.12× at 1M (`tools/ozz-compare/ab.py`'s fastest calls; docs/bench.md "The
-/// Emerald Rapids host, fifteenth session"). The bits are those of normalizing at once: a
-/// length ignores the flip, and a flipped product is the product flipped.
+/// Emerald Rapids host, fifteenth session"). Off the chain, the fast inverse length is
+/// taken as one factor (`rsqrt` times its Newton correction) and the normal scaled once, three
+/// multiplies where normalizing at once ([`normalize8_flipped_or`], with tangents) takes six
+/// with the chain shorter: so the last bit may differ from that one's, well inside
+/// `SIMD_VS_SCALAR` (43.1 instead of 44.0 instructions per vertex, 1.020× at 10k by
+/// `ab.py`'s fastest calls; docs/bench.md, eighteenth session). A length ignores the flip.
 pub(super) struct DeferredNormals {
     /// The block's normals, one component of all eight per register.
     normals: [__m256; 3],
@@ -990,8 +995,9 @@ pub(super) struct DeferredNormals {
 }
 
 impl DeferredNormals {
-    /// Normalizes the block's normals into `out` (`normalize8_or`; where a normal has no
-    /// length, the input's normal from `inputs`, as the scalar kernel).
+    /// Normalizes the block's normals into `out` (by the fast inverse length where every
+    /// lane's is in its window, else `normalize8_or`: where a normal has no length, the input's
+    /// normal from `inputs`, as the scalar kernel).
     ///
     /// # Safety
     /// `out` and `inputs` hold the block's vertices (they are the range's, which the block
@@ -1007,8 +1013,11 @@ impl DeferredNormals {
                 inputs.get_unchecked(vertices),
             )
         };
-        let fallback = load3x8(inputs, 0);
-        store3x8(out, 0, normalize8_or(self.normals, fallback));
+        let normals = match fast_inverse_length8(dot8(self.normals, self.normals)) {
+            Some(inverse) => scale8(self.normals, inverse),
+            None => normalize8_or(self.normals, load3x8(inputs, 0)),
+        };
+        store3x8(out, 0, normals);
     }
 }
 
