@@ -982,7 +982,7 @@ fn singular8(
 /// the block rate follows (docs/bench.md "Latency"): LBS with normals 1.044× at 10k, 1.067× at
 /// 100k, 1.05–1.12× at 1M (`tools/ozz-compare/ab.py`'s fastest calls; docs/bench.md "The
 /// Emerald Rapids host, fifteenth session"). Off the chain, the fast inverse length is
-/// taken as one factor (`rsqrt` times its Newton correction) and the normal scaled once, three
+/// taken as one factor (`rsqrt` times its Newton correction) and the normal scaled once, four
 /// multiplies where normalizing at once ([`normalize8_flipped_or`], with tangents) takes six
 /// with the chain shorter: so the last bit may differ from that one's, well inside
 /// `SIMD_VS_SCALAR` (43.1 instead of 44.0 instructions per vertex, 1.020× at 10k by
