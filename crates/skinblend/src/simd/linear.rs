@@ -987,24 +987,48 @@ fn singular8(
 /// with the chain shorter: so the last bit may differ from that one's, well inside
 /// `SIMD_VS_SCALAR` (43.1 instead of 44.0 instructions per vertex, 1.020× at 10k by
 /// `ab.py`'s fastest calls; docs/bench.md, eighteenth session). A length ignores the flip.
+///
+/// With `R` the singular test waits too ([`DeferredNormals::unclear`]): the block flips by the
+/// determinant's sign and keeps the lanes the call's one bound did not clear, and the next
+/// block tests them where it stores these normals, so that no branch waits at the end of the
+/// block's chain (the determinant's). Where a lane is left, the block's normals are made again
+/// with the exact test ([`exact_normals`]), so every normal and count is the exact test's.
+/// LBS with normals 1.026× at 10k and 1.019× at 100k by `ab.py`'s fastest calls, controls
+/// 0.999× and 1.000× (docs/bench.md, twentieth session).
 pub(super) struct DeferredNormals {
     /// The block's normals, one component of all eight per register.
     normals: [__m256; 3],
     /// The block's first vertex in the range.
     base: usize,
+    /// With `R`: the lanes (bit `l` for vertex `base + l`) whose determinant the call's
+    /// singular bound ([`unit_singular_bound`]) did not clear, so that their flip by the sign
+    /// alone may be wrong; else 0.
+    unclear: i32,
 }
 
 impl DeferredNormals {
     /// Normalizes the block's normals into `out` (by the fast inverse length where every
     /// lane's is in its window, else `normalize8_or`: where a normal has no length, the input's
-    /// normal from `inputs`, as the scalar kernel).
+    /// normal from `inputs`, as the scalar kernel); or, with `R`, where the singular bound left
+    /// a lane unclear, makes them again by the exact test ([`exact_normals`]).
     ///
     /// # Safety
     /// `out` and `inputs` hold the block's vertices (they are the range's, which the block
-    /// was inside).
+    /// was inside), and so do `block`'s slices ([`block`]'s contract).
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn store(self, out: &mut [Vec3], inputs: &[Vec3]) {
+    pub(super) unsafe fn store<const K: usize, const R: bool, const OFFSETS: bool>(
+        self,
+        block: &Block<'_>,
+        out: &mut [Vec3],
+        inputs: &[Vec3],
+        diagnostics: &mut Diagnostics,
+    ) {
+        if R && self.unclear != 0 {
+            // SAFETY: the caller's contract.
+            unsafe { exact_normals::<K, OFFSETS>(block, self.base, out, inputs, diagnostics) };
+            return;
+        }
         let vertices = self.base..self.base + LANES;
         // SAFETY: the caller guarantees both slices hold the vertices.
         let (out, inputs) = unsafe {
@@ -1097,25 +1121,12 @@ pub(super) unsafe fn block<
             block.unit_singular_bound,
         )
     };
+    let cofactor0 = cross8(columns[1], columns[2]);
+    let det = dot8(columns[0], cofactor0);
     let [c0, c1, c2] = columns;
-    let cofactor0 = cross8(c1, c2);
-    let det = dot8(c0, cofactor0);
-    // `-0.0` in the lanes whose determinant is negative (a mirror), else `0.0`. (A macro, not
-    // a closure: a closure has no target features, so its intrinsics would not inline.)
-    macro_rules! negative_sign {
-        () => {
-            _mm256_and_ps(
-                _mm256_cmp_ps::<_CMP_LT_OQ>(det, _mm256_setzero_ps()),
-                _mm256_set1_ps(-0.0),
-            )
-        };
-    }
     // The same, where the singular test has shown every lane's determinant ordered and non-zero.
     let mut known_sign = None;
     if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals) {
-        // The cofactor matrix times n, `n_x (c1 × c2) + n_y (c2 × c0) + n_z (c0 × c1)`, as
-        // `n_x (c1 × c2) + c0 × (n_z c1 − n_y c2)`: 18 multiply-class instructions for the
-        // normal instead of 24 (two cross products less).
         // The earlier block's normals are stored after this block's are made (below): with
         // the block's slices unchecked, 45.5 -> 44.0 instructions per vertex and 27 -> 16 stack
         // accesses per block by callgrind, 1.058× at 10k and 1.043× at 100k by `ab.py`'s
@@ -1124,33 +1135,27 @@ pub(super) unsafe fn block<
         let earlier = deferred.take();
         // SAFETY: the caller's contract.
         let n = load3x8(unsafe { src.get_unchecked(vertices.clone()) }, 0);
-        let mut v = [_mm256_setzero_ps(); 3];
-        for a in 0..3 {
-            v[a] = _mm256_fnmadd_ps(n[1], c2[a], _mm256_mul_ps(n[2], c1[a]));
-        }
-        let mut normal = [_mm256_setzero_ps(); 3];
-        for a in 0..3 {
-            let (b, c) = ((a + 1) % 3, (a + 2) % 3);
-            normal[a] = _mm256_fmadd_ps(
-                n[0],
-                cofactor0[a],
-                _mm256_fmsub_ps(c0[b], v[c], _mm256_mul_ps(c0[c], v[b])),
-            );
-        }
+        let normal = cofactor_normal8(columns, cofactor0, n);
         // Flip where not singular and the determinant is negative: xor the sign, after the
         // length is taken (the determinant's test ends later than the normal).
-        let flip = match singular8(columns, det, m.weight_sum, bound_root, unit_bound) {
-            None => {
-                // No lane singular, every determinant ordered and non-zero: its sign bit.
-                let sign = _mm256_and_ps(det, _mm256_set1_ps(-0.0));
-                known_sign = Some(sign);
-                sign
-            }
-            Some(singular) => {
-                diagnostics.singular_normal_matrices +=
-                    _mm256_movemask_ps(singular).count_ones() as usize;
-                _mm256_andnot_ps(singular, negative_sign!())
-            }
+        let mut unclear = 0;
+        let flip = if R && !T {
+            // The call's one bound (which `unit_weight_sums` saw), tested where the next block
+            // stores these normals (`DeferredNormals::unclear`); meanwhile the sign's flip.
+            let not_clear = _mm256_cmp_ps::<_CMP_NGT_UQ>(
+                abs8(det),
+                _mm256_set1_ps(block.unit_singular_bound.unwrap_or(f32::INFINITY)),
+            );
+            unclear = _mm256_movemask_ps(not_clear);
+            _mm256_and_ps(det, _mm256_set1_ps(-0.0))
+        } else {
+            singular_flip8(
+                columns,
+                det,
+                (m.weight_sum, bound_root, unit_bound),
+                diagnostics,
+                &mut known_sign,
+            )
         };
         if T {
             // SAFETY: the caller's contract.
@@ -1160,9 +1165,13 @@ pub(super) unsafe fn block<
             let normals = normal.map(|c| _mm256_xor_ps(c, flip));
             if let Some(earlier) = earlier {
                 // SAFETY: an earlier block's vertices, inside the range (the caller's contract).
-                unsafe { earlier.store(out, src) };
+                unsafe { earlier.store::<K, R, OFFSETS>(block, out, src, diagnostics) };
             }
-            *deferred = Some(DeferredNormals { normals, base });
+            *deferred = Some(DeferredNormals {
+                normals,
+                base,
+                unclear,
+            });
         }
     }
     if let (true, Some(out), Some(src)) = (T, outputs.tangents.as_deref_mut(), block.tangents) {
@@ -1184,12 +1193,126 @@ pub(super) unsafe fn block<
         }
         let sign = match known_sign {
             Some(sign) => sign,
-            None => negative_sign!(),
+            None => negative_sign8(det),
         };
         let w = _mm256_xor_ps(w, sign);
         store_tangents8(out, 0, normalize8_or(direction, d), w);
     }
     true
+}
+
+/// The cofactor matrix of `columns` times `n`, `n_x (c1 × c2) + n_y (c2 × c0) + n_z (c0 ×
+/// c1)`, as `n_x (c1 × c2) + c0 × (n_z c1 − n_y c2)` (`cofactor0` is `c1 × c2`): 18
+/// multiply-class instructions for the normal instead of 24 (two cross products less).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn cofactor_normal8(
+    columns: [[__m256; 3]; 3],
+    cofactor0: [__m256; 3],
+    n: [__m256; 3],
+) -> [__m256; 3] {
+    let [c0, c1, c2] = columns;
+    let mut v = [_mm256_setzero_ps(); 3];
+    for a in 0..3 {
+        v[a] = _mm256_fnmadd_ps(n[1], c2[a], _mm256_mul_ps(n[2], c1[a]));
+    }
+    let mut normal = [_mm256_setzero_ps(); 3];
+    for a in 0..3 {
+        let (b, c) = ((a + 1) % 3, (a + 2) % 3);
+        normal[a] = _mm256_fmadd_ps(
+            n[0],
+            cofactor0[a],
+            _mm256_fmsub_ps(c0[b], v[c], _mm256_mul_ps(c0[c], v[b])),
+        );
+    }
+    normal
+}
+
+/// `-0.0` in the lanes whose determinant `det` is negative (a mirror), else `0.0` (also for
+/// zero and NaN).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn negative_sign8(det: __m256) -> __m256 {
+    _mm256_and_ps(
+        _mm256_cmp_ps::<_CMP_LT_OQ>(det, _mm256_setzero_ps()),
+        _mm256_set1_ps(-0.0),
+    )
+}
+
+/// The sign bits to xor into a block's normals: `-0.0` where the 3x3 (`columns`, determinant
+/// `det`) mirrors and is not singular, else `0.0`, by [`singular8`] (`bounds`: the blocks'
+/// `Σw`, bound root and unit bound it takes), its singular lanes counted in `diagnostics`.
+/// Where no lane is singular, `known_sign` is set to the determinant's sign bits.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn singular_flip8(
+    columns: [[__m256; 3]; 3],
+    det: __m256,
+    (weight_sum, bound_root, unit_bound): (__m256, Option<f32>, Option<f32>),
+    diagnostics: &mut Diagnostics,
+    known_sign: &mut Option<__m256>,
+) -> __m256 {
+    match singular8(columns, det, weight_sum, bound_root, unit_bound) {
+        None => {
+            // No lane singular, every determinant ordered and non-zero: its sign bit.
+            let sign = _mm256_and_ps(det, _mm256_set1_ps(-0.0));
+            *known_sign = Some(sign);
+            sign
+        }
+        Some(singular) => {
+            diagnostics.singular_normal_matrices +=
+                _mm256_movemask_ps(singular).count_ones() as usize;
+            _mm256_andnot_ps(singular, negative_sign8(det))
+        }
+    }
+}
+
+/// The normals of the block `base .. base + 8` with unit weight sums (`R`), made again with
+/// the exact singular test and stored in `out`: where the call's bound left one of its lanes
+/// unclear ([`DeferredNormals::unclear`]). The same blend, cofactor normal and normalize as
+/// [`block`]'s, so the normals are those [`block`] makes with the exact test inline, and the
+/// singular lanes are counted. Out of line: the bound leaves a lane only where a determinant
+/// is within about `SINGULAR_RELATIVE` of the palette's scale cubed.
+///
+/// # Safety
+/// As [`block`]'s for `base`; `out` and `inputs` are the range's normals.
+#[cold]
+#[inline(never)]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn exact_normals<const K: usize, const OFFSETS: bool>(
+    block: &Block<'_>,
+    base: usize,
+    out: &mut [Vec3],
+    inputs: &[Vec3],
+    diagnostics: &mut Diagnostics,
+) {
+    // SAFETY: the caller's contract.
+    let slots = unsafe { block.linear_slots8::<K, OFFSETS>(base) };
+    // SAFETY: the caller's contract; with unit weight sums no vertex is unweighted.
+    let Some(m) = (unsafe { blend8::<K, false, true, OFFSETS>(block, slots) }) else {
+        return;
+    };
+    let cofactor0 = cross8(m.columns[1], m.columns[2]);
+    let det = dot8(m.columns[0], cofactor0);
+    // SAFETY: the caller's contract.
+    let n = load3x8(unsafe { inputs.get_unchecked(base..base + LANES) }, 0);
+    let normal = cofactor_normal8(m.columns, cofactor0, n);
+    // As `block` with `R` and the exact test: no bound root, the call's unit bound.
+    let bound = block.unit_singular_bound.unwrap_or(f32::INFINITY);
+    let flip = singular_flip8(
+        m.columns,
+        det,
+        (m.weight_sum, None, Some(bound)),
+        diagnostics,
+        &mut None,
+    );
+    let normals = DeferredNormals {
+        normals: normal.map(|c| _mm256_xor_ps(c, flip)),
+        base,
+        unclear: 0,
+    };
+    // SAFETY: the caller's contract.
+    unsafe { normals.store::<K, false, OFFSETS>(block, out, inputs, diagnostics) };
 }
 
 #[cfg(test)]

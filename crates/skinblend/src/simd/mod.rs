@@ -425,7 +425,7 @@ mod avx2 {
         ) {
             // SAFETY: the normals of a block of the range, whose length both slices have
             // (the caller's contract).
-            unsafe { deferred.store(out, inputs) };
+            unsafe { deferred.store::<K, R, OFFSETS>(block, out, inputs, diagnostics) };
         }
         base
     }
