@@ -18,7 +18,9 @@
 //! one vertex at a time. The rest is eight-wide. Where a mesh is large enough, those table
 //! blends count no sign flips: the call counts them once ([`flip_tally`]).
 //! LBS with normals and without tangents normalizes and stores each block's normals during the
-//! next block (`linear::DeferredNormals`; the driver stores the last).
+//! next block (`linear::DeferredNormals`; the driver stores the last), and with unit weight
+//! sums tests there whether the call's singular bound cleared them, making a block's normals
+//! again by the exact test where it did not (`linear::exact_normals`).
 //! The 3x4 and four-or-eight-influence DQ blends read each joint where they address its palette
 //! entry; the slot-by-slot DQ blend widens a block's offsets eight at a time first (measured
 //! both ways each, docs/bench.md "Latency"). A block the SIMD path cannot take whole (an unweighted vertex, a vertex
