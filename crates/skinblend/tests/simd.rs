@@ -777,8 +777,8 @@ fn meshes_large_enough_to_prefetch() {
 /// mirror: weights (½, ½) make the 3x3 singular (planted in every other block and in the last
 /// whole block), the others mirror or not. The singular count must be the planted count and
 /// equal the scalar kernel's, the normals within `SIMD_VS_SCALAR` of it, and every thread count
-/// give the serial bits. (Seen failing with the redo left out: the singular lanes then keep a
-/// flipped, unnormalizable normal and the count is 0.)
+/// give the serial bits. (Seen failing with the redo left out, in the driver loop or after it:
+/// the SIMD diagnostics then lack the singular lanes the scalar kernel counts.)
 #[test]
 fn deferred_singular_verdict_across_pieces() {
     let mut rng = Rng::new(77);

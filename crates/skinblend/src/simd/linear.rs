@@ -798,6 +798,16 @@ unsafe fn position_pair4<const P: usize, const SCALE: bool, const OFFSETS: bool>
     }
 }
 
+/// The lanes whose determinant `det` the singular bound `bound` does not clear: `|det| >
+/// bound` fails (NaN included), so the exact test must decide them. [`singular8`]'s first test
+/// and the deferred verdict of [`DeferredNormals::unclear`], which must agree for a block the
+/// bound clears to be decided as the exact test decides it.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn not_cleared8(det: __m256, bound: __m256) -> __m256 {
+    _mm256_cmp_ps::<_CMP_NGT_UQ>(abs8(det), bound)
+}
+
 /// Half-width of the relative band around the singular threshold inside which
 /// [`singular8`]'s squared comparison defers to the exact one: both sides of the squared test
 /// carry at most about ten f32 roundings (under 1e-6 relative), so outside this band the two
@@ -928,7 +938,7 @@ fn singular8(
         // Every lane `|det| > bound` (ordered): no lane "not greater". Tested as `vtestps` of
         // the mask with itself, which needs no all-ones register (`all8` of the greater-than
         // mask took one, and a spill and reload to free it).
-        let not_clear = _mm256_cmp_ps::<_CMP_NGT_UQ>(abs8(det), bound);
+        let not_clear = not_cleared8(det, bound);
         if _mm256_testz_ps(not_clear, not_clear) == 1 {
             return None;
         }
@@ -1142,11 +1152,8 @@ pub(super) unsafe fn block<
         let flip = if R && !T {
             // The call's one bound (which `unit_weight_sums` saw), tested where the next block
             // stores these normals (`DeferredNormals::unclear`); meanwhile the sign's flip.
-            let not_clear = _mm256_cmp_ps::<_CMP_NGT_UQ>(
-                abs8(det),
-                _mm256_set1_ps(block.unit_singular_bound.unwrap_or(f32::INFINITY)),
-            );
-            unclear = _mm256_movemask_ps(not_clear);
+            let bound = block.unit_singular_bound.unwrap_or(f32::INFINITY);
+            unclear = _mm256_movemask_ps(not_cleared8(det, _mm256_set1_ps(bound)));
             _mm256_and_ps(det, _mm256_set1_ps(-0.0))
         } else {
             singular_flip8(
