@@ -14,8 +14,12 @@ normals normalized and stored between the two groups (so they stay in `ymm13`-`y
 no spill) with the mirror flip folded into their inverse length, and exits to the Rust wrapper
 where the call's singular bound leaves a lane unclear or a normal's squared length is outside the
 fast normalize's window (the wrapper then stores that block's normals through
-`DeferredNormals::store`, as the compiled kernel does). Positions and normals are bit-identical
-to the compiled kernel's.
+`DeferredNormals::store`, as the compiled kernel does). Positions are bit-identical to the
+compiled kernel's (the checksum `kernel_instructions linear pn 4 10000 3` prints does not
+change); the normals take the same operations in the same order, the flip xored into the inverse
+length instead of the normal (a sign, so no other bit moves), and `cargo test --release -p
+skinblend --test simd --test determinism` passes with the loop spliced in (its
+`deferred_singular_verdict_across_pieces` takes the exact-test exit).
 
 To run it: paste the output above `/// The cofactor matrix of` in linear.rs; in
 `simd::avx2::whole_blocks` (simd/mod.rs), before the driver loop, add
