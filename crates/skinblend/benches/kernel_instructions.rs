@@ -9,7 +9,8 @@
 //!     target/release/deps/kernel_instructions-* dq pn 4 100000 5
 //! ```
 //!
-//! Arguments: method (`linear`, `dq`, `cor`), attributes (`p`, `pn`, `pnt`), influences per
+//! Arguments: method (`linear`, `dq`, `cor`), attributes (`p`, `pn`, `pnt`; with a `b`, as
+//! `pnb`, the input carries its `VertexBlocks` as `skinblend bench`'s does), influences per
 //! vertex, vertices, calls, and optionally joints (64 unless given: `skinblend bench`'s rig) and
 //! threads (1 unless given: more split each call over a rayon pool of that many threads, the
 //! calls made from inside the pool as `skinblend bench`'s parallel rows make them) and an output
@@ -21,7 +22,7 @@
 
 use glam::{Vec3, Vec4};
 use skinblend::fixtures::benchmark_mesh;
-use skinblend::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs};
+use skinblend::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs, VertexBlocks};
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -55,6 +56,7 @@ fn main() {
     let offset = number(7, "0");
     let normals = attributes.contains('n');
     let tangents = attributes.contains('t');
+    let with_blocks = attributes.contains('b');
     let mesh = benchmark_mesh(vertices, k, joints, 0x5EED);
     let input = SkinInput::new(
         &mesh.positions,
@@ -64,6 +66,14 @@ fn main() {
     )
     .and_then(|input| input.with_rotation_centers(&mesh.positions))
     .expect("the benchmark mesh is valid");
+    let blocks = VertexBlocks::new(&input);
+    let input = if with_blocks {
+        input
+            .with_vertex_blocks(&blocks)
+            .expect("blocks made from this input")
+    } else {
+        input
+    };
     let options = SkinOptions {
         method,
         parallel: threads > 1,

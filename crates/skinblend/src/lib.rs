@@ -57,6 +57,7 @@ mod reference;
 mod simd;
 mod skin;
 mod types;
+mod vertex_blocks;
 
 pub use backend::{CpuBackend, SkinBackend};
 pub use dual_quat::DualQuat;
@@ -69,6 +70,7 @@ pub use types::{
     Diagnostics, Method, PaletteSpec, RunOptions, SkinInput, SkinOptions, SkinOutputs, Skinned,
     DEFAULT_RIGID_TOLERANCE,
 };
+pub use vertex_blocks::VertexBlocks;
 
 /// Re-export of the glam version used in this crate's public API.
 pub use glam;

@@ -6,7 +6,7 @@
 
 use glam::{Vec3, Vec4};
 
-use crate::{Influences, SkinError};
+use crate::{Influences, SkinError, VertexBlocks};
 
 /// Default tolerance below which a residual counts as the identity and its joint as rigid.
 ///
@@ -270,6 +270,7 @@ pub struct SkinInput<'a> {
     tangents: Option<&'a [Vec4]>,
     influences: &'a Influences,
     rotation_centers: Option<&'a [Vec3]>,
+    vertex_blocks: Option<&'a VertexBlocks>,
 }
 
 impl<'a> SkinInput<'a> {
@@ -317,6 +318,7 @@ impl<'a> SkinInput<'a> {
             tangents,
             influences,
             rotation_centers: None,
+            vertex_blocks: None,
         })
     }
 
@@ -335,6 +337,28 @@ impl<'a> SkinInput<'a> {
             rotation_centers: Some(rotation_centers),
             ..self
         })
+    }
+
+    /// Adds `blocks`, made by [`VertexBlocks::new`] from an input with these positions and
+    /// normals, for the SIMD kernels to read instead of the arrays where they can (results are
+    /// bit-identical). O(vertices) once: the blocks are compared with the arrays bit for bit.
+    ///
+    /// # Errors
+    /// [`SkinError::AttributeLength`] (`"vertex_blocks"`) for another vertex count,
+    /// [`SkinError::VertexBlocksMismatch`] where a position or normal differs, or where one of
+    /// the two has normals and the other not.
+    pub fn with_vertex_blocks(self, blocks: &'a VertexBlocks) -> Result<Self, SkinError> {
+        blocks.check_matches(&self)?;
+        Ok(Self {
+            vertex_blocks: Some(blocks),
+            ..self
+        })
+    }
+
+    /// The input's [`VertexBlocks`], if given.
+    #[must_use]
+    pub fn vertex_blocks(&self) -> Option<&'a VertexBlocks> {
+        self.vertex_blocks
     }
 
     /// Bind-pose positions.

@@ -9,7 +9,9 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use glam::{Vec3, Vec4};
-use skinblend::{fixtures, prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs};
+use skinblend::{
+    fixtures, prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs, VertexBlocks,
+};
 
 struct CountingAllocator;
 
@@ -60,54 +62,62 @@ fn skinning_a_frame_allocates_nothing() {
         vec![Vec3::ZERO; n],
         vec![Vec4::ZERO; n],
     );
-    let input = SkinInput::new(
+    let with_tangents = SkinInput::new(
         &mesh.positions,
         Some(&mesh.normals),
         Some(&mesh.tangents),
         &mesh.influences,
     )
     .unwrap();
+    // Positions and normals read from the vertex blocks (LBS's hand-written loop).
+    let without_tangents =
+        SkinInput::new(&mesh.positions, Some(&mesh.normals), None, &mesh.influences).unwrap();
+    let blocks = VertexBlocks::new(&without_tangents);
+    let from_blocks = without_tangents.with_vertex_blocks(&blocks).unwrap();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()
         .unwrap();
     // `broadcast` returns only after every worker ran it, so all of them have started.
     pool.broadcast(|_| COUNTED.with(|c| c.set(true)));
-    for method in [Method::Linear, Method::DualQuaternion] {
-        for (simd, parallel) in [(true, false), (false, false), (true, true), (false, true)] {
-            let options = SkinOptions {
-                method,
-                simd,
-                parallel,
-                ..SkinOptions::default()
-            };
-            let mut prepared = prepare(&mesh.palette, None, &options).unwrap();
-            let allocations = pool.install(|| {
-                // One warm-up frame, then count five.
-                let outputs = SkinOutputs {
-                    positions: &mut positions,
-                    normals: Some(&mut normals),
-                    tangents: Some(&mut tangents),
+    for (attributes, input) in [("pnt", with_tangents), ("pn from blocks", from_blocks)] {
+        let t = input.tangents().is_some();
+        for method in [Method::Linear, Method::DualQuaternion] {
+            for (simd, parallel) in [(true, false), (false, false), (true, true), (false, true)] {
+                let options = SkinOptions {
+                    method,
+                    simd,
+                    parallel,
+                    ..SkinOptions::default()
                 };
-                skin_into(&input, &prepared, outputs, options.run_options()).unwrap();
-                let before = ALLOCATIONS.load(Ordering::SeqCst);
-                for _ in 0..5 {
-                    prepared.update(&mesh.palette).unwrap();
+                let mut prepared = prepare(&mesh.palette, None, &options).unwrap();
+                let allocations = pool.install(|| {
+                    // One warm-up frame, then count five.
                     let outputs = SkinOutputs {
                         positions: &mut positions,
                         normals: Some(&mut normals),
-                        tangents: Some(&mut tangents),
+                        tangents: t.then_some(&mut tangents[..]),
                     };
                     skin_into(&input, &prepared, outputs, options.run_options()).unwrap();
-                }
-                ALLOCATIONS.load(Ordering::SeqCst) - before
-            });
-            assert_eq!(
+                    let before = ALLOCATIONS.load(Ordering::SeqCst);
+                    for _ in 0..5 {
+                        prepared.update(&mesh.palette).unwrap();
+                        let outputs = SkinOutputs {
+                            positions: &mut positions,
+                            normals: Some(&mut normals),
+                            tangents: t.then_some(&mut tangents[..]),
+                        };
+                        skin_into(&input, &prepared, outputs, options.run_options()).unwrap();
+                    }
+                    ALLOCATIONS.load(Ordering::SeqCst) - before
+                });
+                assert_eq!(
                 allocations,
                 0,
-                "{} simd={simd} parallel={parallel}: {allocations} allocations in 5 frames",
+                "{attributes} {} simd={simd} parallel={parallel}: {allocations} allocations in 5 frames",
                 method.name()
             );
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ use common::*;
 use glam::{Mat4, Vec3, Vec4};
 use skinblend::{
     fixtures, prepare, skin_into, Diagnostics, DualQuat, Influences, Method, PreparedPalette,
-    RunOptions, SkinInput, SkinOptions, SkinOutputs,
+    RunOptions, SkinInput, SkinOptions, SkinOutputs, VertexBlocks,
 };
 
 /// SIMD vs scalar: fused multiply-adds and another summation order, over up to 8 influences and
@@ -51,6 +51,17 @@ fn run(
     out
 }
 
+/// Every output bit, positions, normals and tangents.
+fn bits(r: &Result3) -> Vec<u32> {
+    r.positions
+        .iter()
+        .chain(&r.normals)
+        .flat_map(|v| v.to_array())
+        .chain(r.tangents.iter().flat_map(|t| t.to_array()))
+        .map(f32::to_bits)
+        .collect()
+}
+
 /// Skins with the SIMD and the scalar kernel (palettes made by `make`) and compares.
 fn compare(what: &str, input: &SkinInput<'_>, make: impl Fn(&SkinOptions) -> PreparedPalette) {
     // CoR where the input has centers of rotation.
@@ -74,8 +85,23 @@ fn compare(what: &str, input: &SkinInput<'_>, make: impl Fn(&SkinOptions) -> Pre
                 parallel: false,
                 ..SkinOptions::default()
             };
-            let (simd, scalar) = (options(true), options(false));
-            let simd = run(input, &make(&simd), simd.run_options(), normals, tangents);
+            let (simd_options, scalar) = (options(true), options(false));
+            let simd = run(
+                input,
+                &make(&simd_options),
+                simd_options.run_options(),
+                normals,
+                tangents,
+            );
+            // The input's vertex blocks change where the kernels read, never a bit.
+            let blocks = VertexBlocks::new(input);
+            let from_blocks = run(
+                &input.with_vertex_blocks(&blocks).unwrap(),
+                &make(&simd_options),
+                simd_options.run_options(),
+                normals,
+                tangents,
+            );
             let scalar = run(
                 input,
                 &make(&scalar),
@@ -84,6 +110,11 @@ fn compare(what: &str, input: &SkinInput<'_>, make: impl Fn(&SkinOptions) -> Pre
                 tangents,
             );
             let what = format!("{what} {} n={normals} t={tangents}", method.name());
+            assert!(
+                bits(&from_blocks) == bits(&simd),
+                "{what}: other bits from the vertex blocks"
+            );
+            assert_eq!(from_blocks.diagnostics, simd.diagnostics, "{what}: blocks");
             assert_points_close(&what, &scalar.positions, &simd.positions, SIMD_VS_SCALAR);
             assert_eq!(scalar.diagnostics, simd.diagnostics, "{what}: diagnostics");
             if normals {
@@ -810,7 +841,9 @@ fn deferred_singular_verdict_across_pieces() {
     }
     let influences = Influences::new(4, joints, weights, palette.len()).unwrap();
     let input = SkinInput::new(&rig.positions, Some(&rig.normals), None, &influences).unwrap();
-    let skin = |simd: bool, parallel: bool, threads: usize| {
+    let blocks = VertexBlocks::new(&input);
+    let from_blocks = input.with_vertex_blocks(&blocks).unwrap();
+    let skin_input = |input: &SkinInput<'_>, simd: bool, parallel: bool, threads: usize| {
         let options = SkinOptions {
             method: Method::Linear,
             simd,
@@ -822,8 +855,9 @@ fn deferred_singular_verdict_across_pieces() {
             .num_threads(threads)
             .build()
             .unwrap()
-            .install(|| run(&input, &prepared, options.run_options(), true, false))
+            .install(|| run(input, &prepared, options.run_options(), true, false))
     };
+    let skin = |simd, parallel, threads| skin_input(&input, simd, parallel, threads);
     let scalar = skin(false, false, 1);
     let serial = skin(true, false, 1);
     assert_eq!(scalar.diagnostics.singular_normal_matrices, planted);
@@ -834,14 +868,6 @@ fn deferred_singular_verdict_across_pieces() {
         &serial.normals,
         SIMD_VS_SCALAR,
     );
-    let bits = |r: &Result3| -> Vec<u32> {
-        r.positions
-            .iter()
-            .chain(&r.normals)
-            .flat_map(|v| v.to_array())
-            .map(f32::to_bits)
-            .collect()
-    };
     for threads in [1, 2, 3, 8] {
         let parallel = skin(true, true, threads);
         assert_eq!(
@@ -851,6 +877,13 @@ fn deferred_singular_verdict_across_pieces() {
         assert!(
             bits(&parallel) == bits(&serial),
             "{threads} threads: other bits than serial"
+        );
+        // The vertex blocks, in pieces that start at multiples of eight: the same bits.
+        let parallel_blocks = skin_input(&from_blocks, true, true, threads);
+        assert_eq!(parallel_blocks.diagnostics, serial.diagnostics);
+        assert!(
+            bits(&parallel_blocks) == bits(&serial),
+            "{threads} threads, vertex blocks: other bits than serial"
         );
     }
 }

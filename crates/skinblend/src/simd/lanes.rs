@@ -10,6 +10,7 @@ use glam::{Affine3A, Mat3A, Quat, Vec3, Vec4};
 use crate::influences::MIN_WEIGHT_SUM;
 use crate::palette::{PreparedPalette, SignedEntry};
 use crate::types::SkinInput;
+use crate::vertex_blocks::{Vec3x8, VertexBlocks};
 use crate::DualQuat;
 
 // Layout contracts: the kernels read these types as arrays of f32 through pointer casts.
@@ -56,6 +57,11 @@ pub(super) struct Block<'a> {
     pub(super) positions: &'a [Vec3],
     pub(super) normals: Option<&'a [Vec3]>,
     pub(super) tangents: Option<&'a [Vec4]>,
+    /// The range's blocks of positions and of normals (`SkinInput::vertex_blocks`; block `b`
+    /// holds the range's vertices `8 b .. 8 b + 8`), or empty: where the input has none, or
+    /// the range does not start at a multiple of eight (then its blocks are not the input's).
+    pub(super) position_blocks: &'a [Vec3x8],
+    pub(super) normal_blocks: &'a [Vec3x8],
     /// CoR: the range's centers of rotation (NaN: none).
     pub(super) centers: Option<&'a [Vec3]>,
     /// LBS and CoR: the joints' 3x4s.
@@ -113,6 +119,14 @@ impl<'a> Block<'a> {
             K
         };
         let vertices = first_vertex..first_vertex + count;
+        let blocks = input.vertex_blocks();
+        // The blocks of whole blocks of the range, where it starts on a block's first vertex.
+        let range_blocks = |all: Option<&'a [Vec3x8]>| match all {
+            Some(all) if first_vertex.is_multiple_of(LANES) => all
+                .get(first_vertex / LANES..)
+                .map_or(&[][..], |from| &from[..from.len().min(count / LANES)]),
+            _ => &[],
+        };
         let tally_flips = super::flip_tally(input, palette).is_some();
         // The counts include the mesh's whole blocks of eight.
         let counted_end = influences.vertex_count() / LANES * LANES;
@@ -136,6 +150,8 @@ impl<'a> Block<'a> {
             positions: &input.positions()[vertices.clone()],
             normals: input.normals().map(|n| &n[vertices.clone()]),
             tangents: input.tangents().map(|t| &t[vertices.clone()]),
+            position_blocks: range_blocks(blocks.map(VertexBlocks::position_blocks)),
+            normal_blocks: range_blocks(blocks.and_then(VertexBlocks::normal_blocks)),
             centers: input.rotation_centers().map(|c| &c[vertices]),
             linear: palette.linear_matrices(),
             dual_quats: &palette.dual_quats,

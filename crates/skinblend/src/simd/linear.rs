@@ -1007,13 +1007,13 @@ fn singular8(
 /// 0.999× and 1.000× (docs/bench.md, twentieth session).
 pub(super) struct DeferredNormals {
     /// The block's normals, one component of all eight per register.
-    normals: [__m256; 3],
+    pub(super) normals: [__m256; 3],
     /// The block's first vertex in the range.
-    base: usize,
+    pub(super) base: usize,
     /// With `R`: the lanes (bit `l` for vertex `base + l`) whose determinant the call's
     /// singular bound ([`unit_singular_bound`]) did not clear, so that their flip by the sign
     /// alone may be wrong; else 0.
-    unclear: i32,
+    pub(super) unclear: i32,
 }
 
 impl DeferredNormals {

@@ -1,39 +1,32 @@
 #!/usr/bin/env python3
-"""Prints a probe of LBS with normals written as one `asm!` loop: a Rust function to paste into
-crates/skinblend/src/simd/linear.rs for an A/B run, never to commit as it stands.
+"""Generates crates/skinblend/src/simd/lbs_loop.rs: LBS with positions and normals, four
+influences, unit weight sums and palette byte offsets, written as one `asm!` loop.
 
-    tools/ozz-compare/lbs_asm_loop.py [--soa-inputs] [--extra mul|shuf|load|nop N] > /tmp/loop.rs
+    python3 tools/codegen/lbs_loop.py > crates/skinblend/src/simd/lbs_loop.rs
+    rustfmt --edition 2021 crates/skinblend/src/simd/lbs_loop.rs
 
-The function, `pn4_unit_blocks`, skins every whole block of a call of LBS with positions and
-normals, four influences, unit weight sums (`R`), palette byte offsets (`OFFSETS`) and no
-tangents: the variant `skinblend bench` and the ozz comparison measure. Every register is chosen
-by hand (docs/bench.md, "The Xeon host, twenty-first session", has the design and what it
-measured): the two groups of four vertices as the compiled kernel blends them, each vertex's four
-matrix addresses made one vertex ahead (the first two in the block before), the block before's
-normals normalized and stored between the two groups (so they stay in `ymm13`-`ymm15` and need
-no spill) with the mirror flip folded into their inverse length, and exits to the Rust wrapper
-where the call's singular bound leaves a lane unclear or a normal's squared length is outside the
-fast normalize's window (the wrapper then stores that block's normals through
-`DeferredNormals::store`, as the compiled kernel does). Positions are bit-identical to the
-compiled kernel's (the checksum `kernel_instructions linear pn 4 10000 3` prints does not
-change); the normals take the same operations in the same order, the flip xored into the inverse
-length instead of the normal (a sign, so no other bit moves), and `cargo test --release -p
-skinblend --test simd --test determinism` passes with the loop spliced in (its
-`deferred_singular_verdict_across_pieces` takes the exact-test exit).
+CI regenerates the file and fails where it differs from the committed one (.ci/run), so edit
+this script, never the output. The loop skins every whole block of a call of that variant
+(`simd::avx2::whole_blocks` calls it): the variant `skinblend bench` and the comparison with
+ozz-animation measure. Every register is chosen by hand (docs/bench.md, "The Xeon host,
+twenty-first session" and "twenty-second session", has the design and what it measured): the
+two groups of four vertices as the compiled kernel blends them, each vertex's four matrix
+addresses made one vertex ahead (the first two in the block before), the block before's normals
+normalized and stored between the two groups (so they stay in `ymm13`-`ymm15` and need no
+spill) with the mirror flip folded into their inverse length, and exits to the Rust wrapper
+where the call's singular bound leaves a lane unclear or a normal's squared length is outside
+the fast normalize's window (the wrapper then stores that block's normals through
+`DeferredNormals::store`, as the compiled kernel does). Two copies of the loop: one reads the
+positions and normals as `Vec3`s (three 16-byte loads, three inserts and five shuffles per
+attribute and block), the other from the input's `VertexBlocks` (three aligned 32-byte loads).
+The operations are the compiled kernel's in the same order, so positions are bit-identical to
+it; the normals differ only in that the flip is xored into the inverse length instead of the
+normal (a sign: no other bit moves). `crates/skinblend/tests/simd.rs` holds the loop to the
+scalar reference and the two copies to each other, bit for bit.
 
-To run it: paste the output above `/// The cofactor matrix of` in linear.rs; in
-`simd::avx2::whole_blocks` (simd/mod.rs), before the driver loop, add
-
-    if M == LINEAR && K == 4 && N && !T && R && OFFSETS {
-        return unsafe { linear::pn4_unit_blocks(block, outputs, diagnostics) };
-    }
-
-then build `kernel_instructions` and set it against the unchanged build with `ab.py` (its
-checksum must not change). `--soa-inputs` reads positions and normals as if a prepared bind pose
-already held them one component per 32 bytes (three plain loads each: wrong values, the same
-instructions as such a layout; an upper bound for it). `--extra KIND N` adds N independent
-instructions of one kind at the end of each block (`vmulps`, `vshufps`, 32-byte loads or `nop`),
-which measures what an instruction of that kind costs the block.
+`--extra KIND N` adds N independent instructions of one kind at the end of each block
+(`vmulps`, `vshufps`, 32-byte loads or `nop`): a probe of what an instruction of that kind costs
+the block (docs/bench.md), never to commit.
 """
 import argparse
 
@@ -47,9 +40,10 @@ def e(line):
 def load3x8(ptr, a, b, c, yz, soa):
     """Eight `Vec3`s at `ptr` as x, y, z in registers a, b, yz (c a temporary)."""
     if soa:
-        e(f"vmovups ymm{a}, ymmword ptr [{ptr}]")
-        e(f"vmovups ymm{b}, ymmword ptr [{ptr} + 32]")
-        e(f"vmovups ymm{yz}, ymmword ptr [{ptr} + 64]")
+        # A `Vec3x8`: x, y, z at 0, 32, 64, 32-byte aligned.
+        e(f"vmovaps ymm{a}, ymmword ptr [{ptr}]")
+        e(f"vmovaps ymm{b}, ymmword ptr [{ptr} + 32]")
+        e(f"vmovaps ymm{yz}, ymmword ptr [{ptr} + 64]")
         return
     e(f"vmovups xmm{a}, xmmword ptr [{ptr}]")
     e(f"vinsertf128 ymm{a}, ymm{a}, xmmword ptr [{ptr} + 48], 1")
@@ -241,12 +235,35 @@ def generate(soa, extra, extra_count):
     e("pop rbx")
 
 
-WRAPPER = '''
-/// Probe (tools/ozz-compare/lbs_asm_loop.py): the whole blocks of LBS with normals, four
-/// influences, unit weight sums, byte offsets and no tangents, in one `asm!` loop.
+HEADER = '''//! Generated by tools/codegen/lbs_loop.py; do not edit (CI regenerates it and compares).
+//!
+//! LBS with positions and normals, four influences, unit weight sums, palette byte offsets and
+//! no tangents: every whole block of a call in one `asm!` loop, one copy reading the `Vec3`
+//! arrays and one the input's `VertexBlocks`. The generator's doc has the design.
+
+use std::arch::x86_64::*;
+
+use glam::Vec3;
+
+use super::lanes::{Block, LANES};
+use super::linear::DeferredNormals;
+use crate::types::{Diagnostics, SkinOutputs};
+
+/// The loop's constants, one 32-byte row each: the sign bit, the absolute-value mask, the
+/// call's singular bound, the fast normalize's window (its low exponent and the mask of the
+/// exponent bits that must then be zero), 0.5 and 1.5 (the Newton step).
 #[repr(C, align(32))]
 struct LoopConstants([[u32; 8]; 7]);
 
+/// Skins the whole blocks of the range of `block` (the last `len % 8` vertices left) and
+/// returns the vertex count they cover.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; `block` is a range of an LBS call of this variant (four
+/// influences, every weight sum 1, `Block::linear_offsets` covering it), whose slices have the
+/// range's length and the outputs' (`drive_avx2`'s length check), with normals in and out;
+/// `block.position_blocks` and `block.normal_blocks` are empty or hold at least the range's
+/// whole blocks.
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn pn4_unit_blocks(
     block: &Block<'_>,
@@ -262,6 +279,8 @@ pub(super) unsafe fn pn4_unit_blocks(
     if blocks == 0 {
         return 0;
     }
+    let from_blocks =
+        block.position_blocks.len() >= blocks && block.normal_blocks.len() >= blocks;
     let bound = block.unit_singular_bound.unwrap_or(f32::INFINITY);
     let consts = LoopConstants([
         [(-0.0f32).to_bits(); 8],
@@ -281,28 +300,31 @@ pub(super) unsafe fn pn4_unit_blocks(
         let mut sign = _mm256_setzero_ps();
         let (status, unclear): (u32, u32);
         let mut remaining = blocks - next;
+        // SAFETY: the contract above: every block from `next` on is inside each slice (the
+        // loop runs `remaining` blocks); the stack frame is the asm's own.
         unsafe {
-            std::arch::asm!(
-TEMPLATE,
-                inout("r8") block.linear_offsets.as_ptr().add(4 * LANES * next) => _,
-                inout("r9") block.weights.as_ptr().add(4 * LANES * next) => _,
-                inout("r10") block.linear.as_ptr().cast::<f32>() => _,
-                inout("r11") block.positions.as_ptr().add(LANES * next).cast::<f32>() => _,
-                inout("r12") in_normals.as_ptr().add(LANES * next).cast::<f32>() => _,
-                inout("r13") outputs.positions.as_mut_ptr().add(LANES * next).cast::<f32>() => _,
-                inout("r14") out_normals.as_mut_ptr().add(LANES * next).cast::<f32>() => _,
-                inout("r15") scratch.as_mut_ptr().cast::<f32>() => _,
-                inout("rdi") consts.0.as_ptr() => _,
-                inout("rsi") remaining,
-                out("eax") unclear,
-                out("ecx") status,
-                out("rdx") _,
-                out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
-                out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
-                out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
-                inout("ymm12") sign,
-                inout("ymm13") n0, inout("ymm14") n1, inout("ymm15") n2,
-            );
+            let (positions, normals) = if from_blocks {
+                (
+                    block.position_blocks.as_ptr().add(next).cast::<f32>(),
+                    block.normal_blocks.as_ptr().add(next).cast::<f32>(),
+                )
+            } else {
+                (
+                    block.positions.as_ptr().add(LANES * next).cast::<f32>(),
+                    in_normals.as_ptr().add(LANES * next).cast::<f32>(),
+                )
+            };
+            if from_blocks {
+                std::arch::asm!(
+TEMPLATE_BLOCKS,
+OPERANDS
+                );
+            } else {
+                std::arch::asm!(
+TEMPLATE_ARRAYS,
+OPERANDS
+                );
+            }
         }
         // 0: done, the last block's normals left; 1: the block before `stopped` failed the
         // normalize's window; 2: block `stopped`'s singular test left a lane unclear.
@@ -317,6 +339,7 @@ TEMPLATE,
             base: LANES * normal_block,
             unclear: if status == 2 { unclear as i32 } else { 0 },
         };
+        // SAFETY: that block is inside the range (the contract above).
         unsafe { deferred.store::<4, true, true>(block, out_normals, in_normals, diagnostics) };
         next = resume;
     }
@@ -324,18 +347,43 @@ TEMPLATE,
 }
 '''
 
+OPERANDS = '''                    inout("r8") block.linear_offsets.as_ptr().add(4 * LANES * next) => _,
+                    inout("r9") block.weights.as_ptr().add(4 * LANES * next) => _,
+                    inout("r10") block.linear.as_ptr().cast::<f32>() => _,
+                    inout("r11") positions => _,
+                    inout("r12") normals => _,
+                    inout("r13") outputs.positions.as_mut_ptr().add(LANES * next).cast::<f32>() => _,
+                    inout("r14") out_normals.as_mut_ptr().add(LANES * next).cast::<f32>() => _,
+                    inout("r15") scratch.as_mut_ptr().cast::<f32>() => _,
+                    inout("rdi") consts.0.as_ptr() => _,
+                    inout("rsi") remaining,
+                    out("eax") unclear,
+                    out("ecx") status,
+                    out("rdx") _,
+                    out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
+                    out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
+                    out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
+                    inout("ymm12") sign,
+                    inout("ymm13") n0, inout("ymm14") n1, inout("ymm15") n2,'''
+
+
+def template(soa, extra, count):
+    L.clear()
+    generate(soa, extra, count)
+    return ",\n".join(f'                    "{line}"' for line in L)
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--soa-inputs", action="store_true")
     parser.add_argument("--extra", nargs=2, metavar=("KIND", "N"))
     args = parser.parse_args()
     extra, count = (args.extra[0], int(args.extra[1])) if args.extra else (None, 0)
     if extra not in (None, "mul", "shuf", "load", "nop"):
         parser.error("--extra KIND is one of mul, shuf, load, nop")
-    generate(args.soa_inputs, extra, count)
-    template = ",\n".join(f'                "{line}"' for line in L)
-    print(WRAPPER.replace("TEMPLATE", template))
+    module = (HEADER.replace("TEMPLATE_BLOCKS", template(True, extra, count))
+              .replace("TEMPLATE_ARRAYS", template(False, extra, count))
+              .replace("OPERANDS", OPERANDS))
+    print(module, end="")
 
 
 if __name__ == "__main__":
