@@ -13,7 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use skinblend::fixtures::{benchmark_mesh, BenchmarkMesh};
 // The rig, its joint count and seed are the GPU benchmark's: both measure the same mesh.
-use skinblend::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs};
+use skinblend::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs, VertexBlocks};
 use skinblend_gpu::bench::{bench_rig, BENCH_JOINTS};
 
 /// Which vertex attributes are skinned.
@@ -256,6 +256,10 @@ fn kernel_call_times(
     )?
     // CoR's speed does not depend on where the centers are: the bind positions serve.
     .with_rotation_centers(&mesh.positions)?;
+    // The mesh's vertex blocks, as an application that skins a mesh every frame keeps them
+    // (LBS with normals, four influences, reads them; bit-identical results).
+    let blocks = VertexBlocks::new(&input);
+    let input = input.with_vertex_blocks(&blocks)?;
     let options = SkinOptions {
         method,
         parallel: backend == Backend::Parallel,
