@@ -257,7 +257,7 @@ fn kernel_call_times(
     // CoR's speed does not depend on where the centers are: the bind positions serve.
     .with_rotation_centers(&mesh.positions)?;
     // The mesh's vertex blocks, as an application that skins a mesh every frame keeps them
-    // (LBS with normals and four influences, and DQS, read them; bit-identical results).
+    // (LBS with normals, four influences, reads them; bit-identical results).
     let blocks = VertexBlocks::new(&input);
     let input = input.with_vertex_blocks(&blocks)?;
     let options = SkinOptions {

@@ -62,8 +62,8 @@ impl Vec3x8 {
 /// Read by LBS with positions and normals, four influences and unit weight sums (the case
 /// `skinblend bench` and the comparison with ozz-animation measure): 1.04× / 1.05× / 1.04×
 /// faster than from the arrays at 10k / 100k / 1M vertices (`tools/ozz-compare/ab.py` of
-/// `kernel_instructions linear pn` against `pnb`, docs/bench.md "twenty-second session"); and
-/// by DQS (1.05× at 10k and 100k). CoR and LBS's other variants read the arrays.
+/// `kernel_instructions linear pn` against `pnb`, docs/bench.md "twenty-second session").
+/// Every other kernel reads the arrays.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VertexBlocks {
     vertex_count: usize,

@@ -50,7 +50,7 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     // R p + (M p* − R p*) = R (p − p*) + M p*: one rotation instead of two.
     let lbs_center = m.point(center);
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
-    unsafe { rotation.apply::<N, T, false>(block, outputs, base, lbs_center, Some(center)) };
+    unsafe { rotation.apply::<N, T>(block, outputs, base, lbs_center, Some(center)) };
     true
 }
 

@@ -682,11 +682,7 @@ impl Rotation8 {
     /// Writes vertices `base .. base + 8` moved by this rotation and `translation`: positions
     /// `R p + t`, or with an `origin` `o`, `R (p − o) + t`; and (where `N` / `T` and the input
     /// has them) normals and tangent directions `R n`, renormalized, tangents keeping their
-    /// handedness. Shared by DQS and CoR. With `BLOCKS`, positions and normals come from the
-    /// range's vertex blocks where it has them ([`Block::positions8`]): DQS's choice (from the
-    /// blocks 1.048× at 10k and 1.055× at 100k, from the arrays 0.996× and 1.027× by `ab.py`'s
-    /// fastest calls); CoR reads the arrays (with the blocks' test it measured 0.97× from the
-    /// arrays and 1.00× from the blocks; docs/bench.md "twenty-second session").
+    /// handedness. Shared by DQS and CoR.
     ///
     /// # Safety
     /// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function so that it can be
@@ -695,7 +691,7 @@ impl Rotation8 {
     /// 1.08× at 10k and 100k, eight influences 1.08×, CoR 1.02× by fastest calls,
     /// docs/bench.md "Latency".)
     #[inline(always)]
-    pub(super) unsafe fn apply<const N: bool, const T: bool, const BLOCKS: bool>(
+    pub(super) unsafe fn apply<const N: bool, const T: bool>(
         &self,
         block: &Block<'_>,
         outputs: &mut SkinOutputs<'_>,
@@ -705,11 +701,7 @@ impl Rotation8 {
     ) {
         // SAFETY: the caller guarantees AVX2 and FMA.
         unsafe {
-            let p = if BLOCKS {
-                block.positions8(base)
-            } else {
-                load3x8(block.positions, base)
-            };
+            let p = load3x8(block.positions, base);
             let p = match origin {
                 Some(o) => self.rotate([
                     _mm256_sub_ps(p[0], o[0]),
@@ -721,11 +713,7 @@ impl Rotation8 {
             store3x8(outputs.positions, base, add8(p, translation));
             if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals)
             {
-                let n = if BLOCKS {
-                    block.normals8(src, base)
-                } else {
-                    load3x8(src, base)
-                };
+                let n = load3x8(src, base);
                 store3x8(out, base, normalize8_rotated_or(self.rotate(n), n));
             }
             if let (true, Some(out), Some(src)) =
@@ -816,7 +804,7 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
         );
     }
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
-    unsafe { rotation.apply::<N, T, true>(block, outputs, base, translation, None) };
+    unsafe { rotation.apply::<N, T>(block, outputs, base, translation, None) };
     true
 }
 

@@ -187,21 +187,6 @@ impl<'a> Block<'a> {
         }
     }
 
-    /// The positions of the range's vertices `base .. base + 8` (`base` a multiple of eight),
-    /// one component per register: from the range's vertex blocks where it has them (three
-    /// aligned loads), else from the array ([`load3x8`]).
-    #[inline(always)]
-    pub(super) fn positions8(&self, base: usize) -> [__m256; 3] {
-        load_block_or_array(self.position_blocks, self.positions, base)
-    }
-
-    /// The normals of the range's vertices `base .. base + 8`, as [`Block::positions8`];
-    /// `normals` is the range's normal array (`Block::normals`).
-    #[inline(always)]
-    pub(super) fn normals8(&self, normals: &[Vec3], base: usize) -> [__m256; 3] {
-        load_block_or_array(self.normal_blocks, normals, base)
-    }
-
     /// Influences per vertex: the constant `K` where the variant has one, so loops over slots
     /// unroll and their bounds checks fold away.
     #[inline(always)]
@@ -370,28 +355,6 @@ pub(super) fn load3x8(values: &[Vec3], base: usize) -> [__m256; 3] {
         shuffle_ps::<0xD8>(y0z0y1z1, x2y2x3y3),
         shuffle_ps::<0xCD>(y0z0y1z1, c),
     ]
-}
-
-/// Vertices `base .. base + 8` (`base` a multiple of eight) from `blocks` where it holds their
-/// block, else from `values` ([`load3x8`]).
-#[inline(always)]
-fn load_block_or_array(blocks: &[Vec3x8], values: &[Vec3], base: usize) -> [__m256; 3] {
-    match blocks.get(base / LANES) {
-        Some(block) => {
-            // SAFETY: a `Vec3x8` is 32-byte aligned with x, y, z at 0, 32, 64 (asserted in
-            // vertex_blocks.rs); the kernels that call this run with AVX enabled.
-            unsafe {
-                let p = std::ptr::from_ref(block).cast::<f32>();
-                [
-                    _mm256_load_ps(p),
-                    _mm256_load_ps(p.add(LANES)),
-                    _mm256_load_ps(p.add(2 * LANES)),
-                ]
-            }
-        }
-        // SAFETY: as above.
-        None => unsafe { load3x8(values, base) },
-    }
 }
 
 /// Stores `[x, y, z]` (eight lanes each) into elements `base .. base + 8`; the inverse of
