@@ -3,11 +3,9 @@
 
 use glam::Vec3;
 
+use crate::simd::BLOCK_VERTICES;
 use crate::types::SkinInput;
 use crate::SkinError;
-
-/// Vertices per block: one per lane of a 256-bit register.
-pub(crate) const BLOCK_VERTICES: usize = crate::simd::BLOCK_VERTICES;
 
 /// Eight `Vec3`s as `x₀..x₇, y₀..y₇, z₀..z₇`: each component one aligned 32-byte load. 96 bytes,
 /// the size of the eight `Vec3`s it holds.

@@ -593,10 +593,24 @@ const FAST_NORMALIZE_SPAN_LOG2: u32 = 7;
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn all_in_binades8<const LOW: i32, const SPAN_LOG2: u32>(v: __m256) -> bool {
     const { assert!(23 + SPAN_LOG2 < 32 && LOW >= -126 && LOW + (1 << SPAN_LOG2) <= 128) };
-    let offset = _mm256_sub_epi32(_mm256_castps_si256(v), _mm256_set1_epi32((127 + LOW) << 23));
-    let above = _mm256_set1_epi32((!((1u32 << (23 + SPAN_LOG2)) - 1)) as i32);
-    _mm256_testz_si256(offset, above) == 1
+    let [low, above] = const { binade_window_bits(LOW, SPAN_LOG2) };
+    let offset = _mm256_sub_epi32(_mm256_castps_si256(v), _mm256_set1_epi32(low as i32));
+    _mm256_testz_si256(offset, _mm256_set1_epi32(above as i32)) == 1
 }
+
+/// [`all_in_binades8`]'s two constants for the window `[2^low, 2^(low + 2^span_log2))`: the
+/// bits of `2^low`, subtracted from each lane's, and the mask of the bits that must then be 0.
+pub(super) const fn binade_window_bits(low: i32, span_log2: u32) -> [u32; 2] {
+    [
+        ((127 + low) << 23) as u32,
+        !((1u32 << (23 + span_log2)) - 1),
+    ]
+}
+
+/// The fast normalize's window ([`FAST_NORMALIZE_LOW_EXPONENT`]) as [`binade_window_bits`]:
+/// what the hand-written LBS loop (`lbs_loop`) tests its normals' squared lengths against.
+pub(super) const FAST_NORMALIZE_WINDOW_BITS: [u32; 2] =
+    binade_window_bits(FAST_NORMALIZE_LOW_EXPONENT, FAST_NORMALIZE_SPAN_LOG2);
 
 /// Unit vectors along `v`, lane by lane, or `fallback` where `v` has no finite non-zero
 /// length (the contract of glam's `try_normalize`).

@@ -8,7 +8,7 @@ use std::arch::x86_64::*;
 
 use glam::Vec3;
 
-use super::lanes::{Block, LANES};
+use super::lanes::{Block, FAST_NORMALIZE_WINDOW_BITS, LANES};
 use super::linear::DeferredNormals;
 use crate::types::{Diagnostics, SkinOutputs};
 
@@ -48,8 +48,8 @@ pub(super) unsafe fn pn4_unit_blocks(
         [(-0.0f32).to_bits(); 8],
         [0x7fff_ffff; 8],
         [bound.to_bits(); 8],
-        [((127 - 64) << 23) as u32; 8],
-        [!((1u32 << (23 + 7)) - 1); 8],
+        [FAST_NORMALIZE_WINDOW_BITS[0]; 8],
+        [FAST_NORMALIZE_WINDOW_BITS[1]; 8],
         [0.5f32.to_bits(); 8],
         [1.5f32.to_bits(); 8],
     ]);
