@@ -66,13 +66,12 @@ fn main() {
     )
     .and_then(|input| input.with_rotation_centers(&mesh.positions))
     .expect("the benchmark mesh is valid");
-    let blocks = VertexBlocks::new(&input);
-    let input = if with_blocks {
-        input
-            .with_vertex_blocks(&blocks)
-            .expect("blocks made from this input")
-    } else {
-        input
+    let blocks = with_blocks.then(|| VertexBlocks::new(&input));
+    let input = match &blocks {
+        Some(blocks) => input
+            .with_vertex_blocks(blocks)
+            .expect("blocks made from this input"),
+        None => input,
     };
     let options = SkinOptions {
         method,

@@ -111,12 +111,11 @@ fn skinning_a_frame_allocates_nothing() {
                     }
                     ALLOCATIONS.load(Ordering::SeqCst) - before
                 });
+                let method = method.name();
                 assert_eq!(
-                allocations,
-                0,
-                "{attributes} {} simd={simd} parallel={parallel}: {allocations} allocations in 5 frames",
-                method.name()
-            );
+                    allocations, 0,
+                    "{attributes} {method} simd={simd} parallel={parallel}: allocations in 5 frames"
+                );
             }
         }
     }

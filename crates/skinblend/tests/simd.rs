@@ -64,6 +64,8 @@ fn bits(r: &Result3) -> Vec<u32> {
 
 /// Skins with the SIMD and the scalar kernel (palettes made by `make`) and compares.
 fn compare(what: &str, input: &SkinInput<'_>, make: impl Fn(&SkinOptions) -> PreparedPalette) {
+    let blocks = VertexBlocks::new(input);
+    let with_blocks = input.with_vertex_blocks(&blocks).unwrap();
     // CoR where the input has centers of rotation.
     let methods: &[Method] = if input.rotation_centers().is_some() {
         &[
@@ -94,9 +96,8 @@ fn compare(what: &str, input: &SkinInput<'_>, make: impl Fn(&SkinOptions) -> Pre
                 tangents,
             );
             // The input's vertex blocks change where the kernels read, never a bit.
-            let blocks = VertexBlocks::new(input);
             let from_blocks = run(
-                &input.with_vertex_blocks(&blocks).unwrap(),
+                &with_blocks,
                 &make(&simd_options),
                 simd_options.run_options(),
                 normals,
