@@ -100,11 +100,15 @@ impl VertexBlocks {
     }
 
     /// The blocks of positions: block `b` holds vertices `8 b .. 8 b + 8`.
+    // Read by the x86-64 kernels only.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) fn position_blocks(&self) -> &[Vec3x8] {
         &self.positions
     }
 
     /// The blocks of normals, where the input had normals.
+    // Read by the x86-64 kernels only.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) fn normal_blocks(&self) -> Option<&[Vec3x8]> {
         self.normals.as_deref()
     }
