@@ -23,7 +23,7 @@ and from the input's `VertexBlocks` (three aligned 32-byte loads).
 The operations are the compiled kernel's in the same order, so positions are bit-identical to
 it; the normals differ only in that the flip is xored into the inverse length instead of the
 normal (a sign: no other bit moves). `crates/skinblend/tests/simd.rs` holds the loop to the
-scalar reference and the two copies to each other, bit for bit.
+scalar reference and its two expansions to each other, bit for bit.
 
 `--extra KIND N` adds N independent instructions of one kind at the end of each block
 (`vmulps`, `vshufps`, 32-byte loads or `nop`): a probe of what an instruction of that kind costs
@@ -40,7 +40,7 @@ def e(line):
 
 def load3x8(ptr, a, b, c, yz, soa):
     """The eight `Vec3`s at `ptr` as x, y, z in ymm`a`, `b`, `yz` (`c` a scratch): with `soa`
-    None, a marker where the loop's two copies differ (`template` splits there)."""
+    None, a marker where the loop's two expansions differ (`loop_macro` splits there)."""
     if soa is None:
         e(f"@{ptr}")
         return
@@ -320,7 +320,7 @@ pub(super) unsafe fn pn4_unit_blocks(
                     in_normals.as_ptr().add(LANES * next).cast::<f32>(),
                 )
             };
-            // The loop once; its two copies differ in the loads of positions and normals.
+            // The loop once; its two expansions differ in the loads of positions and normals.
             macro_rules! pn4_loop {
                 ([$($positions:literal),*], [$($normals:literal),*]) => {
                     std::arch::asm!(

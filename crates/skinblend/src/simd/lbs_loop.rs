@@ -79,7 +79,7 @@ pub(super) unsafe fn pn4_unit_blocks(
                     in_normals.as_ptr().add(LANES * next).cast::<f32>(),
                 )
             };
-            // The loop once; its two copies differ in the loads of positions and normals.
+            // The loop once; its two expansions differ in the loads of positions and normals.
             macro_rules! pn4_loop {
                 ([$($positions:literal),*], [$($normals:literal),*]) => {
                     std::arch::asm!(
