@@ -15,16 +15,13 @@ const GPU_VS_CPU: f64 = 1e-5;
 fn gpu_run(args: &[&str]) -> Option<String> {
     let (code, stdout, stderr) = run(args);
     if code != 0 && stderr.contains("no GPU adapter") {
-        let required = std::env::var("SKINBLEND_REQUIRE_GPU").is_ok_and(|v| v == "1");
-        assert!(!required, "SKINBLEND_REQUIRE_GPU=1 but: {stderr}");
-        eprintln!("skipping GPU CLI test: {stderr}");
+        skinblend_testkit::skip_without_gpu(stderr.trim());
         return None;
     }
     assert_eq!(code, 0, "{args:?}: {stderr}");
     Some(stdout)
 }
 
-#[test]
 fn evidence_on_the_gpu_gives_the_cpu_rows() {
     let Some(gpu) = gpu_run(&["evidence", "--gpu", "--json"]) else {
         return;
@@ -55,7 +52,6 @@ fn evidence_on_the_gpu_gives_the_cpu_rows() {
     }
 }
 
-#[test]
 fn evidence_table_on_the_gpu_names_the_adapter() {
     let Some(stdout) = gpu_run(&["evidence", "--gpu"]) else {
         return;
@@ -67,16 +63,12 @@ fn evidence_table_on_the_gpu_names_the_adapter() {
     assert!(note.contains("largest relative difference"), "{note}");
 }
 
-#[test]
 fn pose_on_the_gpu_writes_the_cpu_file() {
-    let model = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/models/CesiumMan/CesiumMan.glb");
-    if !model.exists() {
-        eprintln!("skipping: {} not present", model.display());
+    let Some(models) = skinblend_testkit::models_dir() else {
         return;
-    }
-    let dir = std::env::temp_dir().join(format!("skinblend-gpu-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    };
+    let model = models.join("CesiumMan/CesiumMan.glb");
+    let dir = skinblend_testkit::ScratchDir::new("gpu-cli");
     let model = model.to_string_lossy().into_owned();
     // CoR: the model carries no centers, so both sides compute them (deterministically).
     for method in ["linear", "dq", "cor"] {
@@ -115,10 +107,8 @@ fn pose_on_the_gpu_writes_the_cpu_file() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
 fn bench_gpu_prints_kernel_end_to_end_and_copy_floor() {
     let Some(stdout) = gpu_run(&[
         "bench",
@@ -152,7 +142,6 @@ fn bench_gpu_prints_kernel_end_to_end_and_copy_floor() {
     }
 }
 
-#[test]
 fn bench_gpu_quick_runs_fewer_sizes_and_frames() {
     // --quick alone: 10k and 100k vertices (not 1M); 1 frame to keep the test short.
     let Some(stdout) = gpu_run(&[
@@ -196,3 +185,11 @@ fn bench_gpu_quick_runs_fewer_sizes_and_frames() {
         assert_eq!(row["vertices"], 2000, "{row}");
     }
 }
+
+skinblend_testkit::test_main!(
+    evidence_on_the_gpu_gives_the_cpu_rows,
+    evidence_table_on_the_gpu_names_the_adapter,
+    pose_on_the_gpu_writes_the_cpu_file,
+    bench_gpu_prints_kernel_end_to_end_and_copy_floor,
+    bench_gpu_quick_runs_fewer_sizes_and_frames,
+);

@@ -40,12 +40,10 @@ fn positions(nodes: &[PosedNode]) -> Vec<Vec3> {
         .collect()
 }
 
-#[test]
 fn cor_is_a_method_name_of_pose() {
     assert_eq!("cor".parse::<Method>().unwrap(), Method::CenterOfRotation);
 }
 
-#[test]
 fn every_sample_precomputes_its_centers_and_poses_with_cor() {
     let Some(dir) = models_dir() else { return };
     for name in SAMPLES {
@@ -152,11 +150,9 @@ fn center_bits(model: &Model) -> Vec<[u32; 3]> {
         .collect()
 }
 
-#[test]
 fn centers_saved_in_the_file_load_back_exactly_and_pose_the_same() {
     let Some(dir) = models_dir() else { return };
-    let out = std::env::temp_dir().join(format!("skinblend-cor-attr-{}", std::process::id()));
-    std::fs::create_dir_all(&out).unwrap();
+    let out = skinblend_testkit::ScratchDir::new("cor-attr");
     for name in ["CesiumMan/CesiumMan.glb", "SimpleSkin/SimpleSkin.gltf"] {
         let mut model = Model::open(dir.join(name)).unwrap();
         assert!(center_bits(&model).is_empty(), "{name} carries no centers");
@@ -210,10 +206,8 @@ fn centers_saved_in_the_file_load_back_exactly_and_pose_the_same() {
     let file = out.join("posed.glb");
     skinblend_gltf::export::write(&model, &model.rest_pose(), &posed, &file).unwrap();
     assert!(center_bits(&Model::open(&file).unwrap()).is_empty());
-    let _ = std::fs::remove_dir_all(&out);
 }
 
-#[test]
 fn a_center_attribute_with_a_bad_flag_is_an_error() {
     use serde_json::json;
     let (mut b, ..) = common::strip(2);
@@ -232,3 +226,10 @@ fn a_center_attribute_with_a_bad_flag_is_an_error() {
         "{error}"
     );
 }
+
+skinblend_testkit::test_main!(
+    cor_is_a_method_name_of_pose,
+    every_sample_precomputes_its_centers_and_poses_with_cor,
+    centers_saved_in_the_file_load_back_exactly_and_pose_the_same,
+    a_center_attribute_with_a_bad_flag_is_an_error,
+);

@@ -104,7 +104,6 @@ fn eight_influences_file() -> Builder {
     b
 }
 
-#[test]
 fn joints_1_gives_eight_influences() {
     let b = eight_influences_file();
     let model = Model::from_bytes(&b.glb(), None).unwrap();
@@ -138,7 +137,6 @@ fn joints_1_gives_eight_influences() {
     }
 }
 
-#[test]
 fn normalized_u8_and_u16_weights_decode_and_renormalize() {
     for (component_type, bytes, scale) in [
         (
@@ -185,7 +183,6 @@ fn normalized_u8_and_u16_weights_decode_and_renormalize() {
     }
 }
 
-#[test]
 fn sparse_accessors_substitute_elements() {
     let mut b = Builder::new();
     flat_rig(&mut b, 1);
@@ -306,7 +303,6 @@ fn quantized_file() -> Builder {
     b
 }
 
-#[test]
 fn mesh_quantization_puts_dequantization_in_the_inverse_bind_matrices() {
     let b = quantized_file();
     let model = Model::from_bytes(&b.glb(), None).unwrap();
@@ -360,7 +356,6 @@ fn mesh_quantization_puts_dequantization_in_the_inverse_bind_matrices() {
     assert_eq!(summary["skins"][0]["non_rigid_joints_rest_pose"], 2);
 }
 
-#[test]
 fn morph_targets_on_a_skinned_mesh_take_node_mesh_or_animation_weights() {
     let (mut b, mesh_node, _, _) = strip(3);
     let delta_a = b.floats(&[1.0, 0.0, 0.0].repeat(6), "VEC3");
@@ -422,7 +417,6 @@ fn sampler(interpolation: Interp, times_s: &[f32], values: &[f32], width: usize)
     }
 }
 
-#[test]
 fn step_holds_and_cubicspline_follows_the_hermite_curve() {
     let mut out = [0.0f32; 4];
     let step = sampler(Interp::Step, &[0.0, 1.0, 2.0], &[10.0, 20.0, 30.0], 1);
@@ -479,7 +473,6 @@ fn step_holds_and_cubicspline_follows_the_hermite_curve() {
     assert!(Quat::from_array(out).angle_between(Quat::from_rotation_y(0.5)) < 1e-5);
 }
 
-#[test]
 fn step_and_cubicspline_channels_drive_joints_in_a_file() {
     let (mut b, _, _, joint1) = strip(3);
     let times = b.floats(&[0.0, 1.0, 2.0], "SCALAR");
@@ -560,17 +553,14 @@ fn scaled_joint_case(scale: Vec3) {
     }
 }
 
-#[test]
 fn non_uniform_joint_scale_keeps_its_scale_under_both_methods() {
     scaled_joint_case(Vec3::new(1.0, 2.0, 0.5));
 }
 
-#[test]
 fn mirrored_joint_keeps_its_mirror_under_both_methods() {
     scaled_joint_case(Vec3::new(-1.0, 1.0, 1.0));
 }
 
-#[test]
 fn one_mesh_used_by_two_skinned_nodes_and_two_skins() {
     let (mut b, _, _, _) = strip(3);
     // A second skin over the same joints in reverse order, and a second node using the mesh.
@@ -619,10 +609,8 @@ fn morph_file() -> Builder {
 /// The exports of the generated files (quantized, eight influences, morph targets, the
 /// plain strip) pass the Khronos glTF-Validator with 0 errors. Needs node and
 /// `npm ci --prefix tools`; required under CI=true (`.ci/run` installs it).
-#[test]
 fn generated_exports_pass_the_khronos_validator() {
-    let out = std::env::temp_dir().join(format!("skinblend-generated-{}", std::process::id()));
-    std::fs::create_dir_all(&out).unwrap();
+    let out = skinblend_testkit::ScratchDir::new("generated");
     let mut files = Vec::new();
     for (name, builder) in [
         ("strip", strip(5).0),
@@ -662,5 +650,18 @@ fn generated_exports_pass_the_khronos_validator() {
         "validator errors:\n{report}{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let _ = std::fs::remove_dir_all(&out);
 }
+
+skinblend_testkit::test_main!(
+    joints_1_gives_eight_influences,
+    normalized_u8_and_u16_weights_decode_and_renormalize,
+    sparse_accessors_substitute_elements,
+    mesh_quantization_puts_dequantization_in_the_inverse_bind_matrices,
+    morph_targets_on_a_skinned_mesh_take_node_mesh_or_animation_weights,
+    step_holds_and_cubicspline_follows_the_hermite_curve,
+    step_and_cubicspline_channels_drive_joints_in_a_file,
+    non_uniform_joint_scale_keeps_its_scale_under_both_methods,
+    mirrored_joint_keeps_its_mirror_under_both_methods,
+    one_mesh_used_by_two_skinned_nodes_and_two_skins,
+    generated_exports_pass_the_khronos_validator,
+);

@@ -48,11 +48,8 @@ static GLOBAL: LargestAllocation = LargestAllocation;
 /// declared counts (billions of elements, gigabytes) would take.
 const SMALL_FILE_ALLOCATION_BOUND: usize = 16 << 20;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("skinblend-limits-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn temp_dir(name: &str) -> skinblend_testkit::ScratchDir {
+    skinblend_testkit::ScratchDir::new(&format!("limits-{name}"))
 }
 
 /// Loads bytes that must fail, and checks that no allocation came near the declared size.
@@ -147,7 +144,6 @@ fn buffer_uris_inside_the_folder_load() {
         let file = gltf_with_buffer_uri(&folder, uri, &target);
         Model::open(&file).unwrap_or_else(|e| panic!("{uri}: {e}"));
     }
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
@@ -190,7 +186,6 @@ fn buffer_uris_cannot_escape_the_folder() {
         .unwrap()
         .to_string();
     assert!(error.contains("without its folder"), "{error}");
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
@@ -222,5 +217,4 @@ fn files_over_the_size_limit_are_refused_before_reading() {
         error.contains("big.bin") && error.contains("over the limit"),
         "{error}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -20,7 +20,6 @@ fn invalid_at(error: GltfError) -> String {
     }
 }
 
-#[test]
 fn influences_naming_more_joints_than_the_skin_are_refused() {
     let Some(mut model) = simple_skin() else {
         return;
@@ -63,7 +62,6 @@ fn influences_naming_more_joints_than_the_skin_are_refused() {
         .is_ok());
 }
 
-#[test]
 fn node_transforms_that_are_not_finite_affine_matrices_are_refused() {
     let Some(mut model) = simple_skin() else {
         return;
@@ -88,3 +86,8 @@ fn node_transforms_that_are_not_finite_affine_matrices_are_refused() {
     assert_eq!(model.nodes()[0].matrix, Some(moved));
     assert_eq!(model.rest_pose().parent_from_node[0], moved);
 }
+
+skinblend_testkit::test_main!(
+    influences_naming_more_joints_than_the_skin_are_refused,
+    node_transforms_that_are_not_finite_affine_matrices_are_refused,
+);

@@ -132,8 +132,7 @@ fn keyframes_cover_the_sweep_and_include_every_evidence_angle() {
 
 #[test]
 fn a_rig_is_not_written_as_obj_and_the_write_is_atomic() {
-    let dir = std::env::temp_dir().join(format!("skinblend-rigs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = skinblend_testkit::ScratchDir::new("rigs");
     let fixture = fixtures::twist_coarse();
     let error = rigs::write(&fixture, dir.join("twist.obj")).unwrap_err();
     assert!(error.to_string().contains(".obj"), "{error}");
@@ -147,5 +146,4 @@ fn a_rig_is_not_written_as_obj_and_the_write_is_atomic() {
         .filter(|n| n.to_string_lossy().contains(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

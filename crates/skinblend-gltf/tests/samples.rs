@@ -46,7 +46,6 @@ fn max_deviation(ours: &[Vec<Vec3>], reference: &[Vec<DVec3>]) -> f64 {
     worst
 }
 
-#[test]
 fn every_sample_agrees_with_the_f64_reference_at_several_times() {
     let Some(dir) = models_dir() else { return };
     for name in SAMPLES {
@@ -77,7 +76,6 @@ fn every_sample_agrees_with_the_f64_reference_at_several_times() {
     }
 }
 
-#[test]
 fn every_sample_bind_pose_reproduces_position() {
     let Some(dir) = models_dir() else { return };
     for name in SAMPLES {
@@ -123,7 +121,6 @@ fn every_sample_bind_pose_reproduces_position() {
     }
 }
 
-#[test]
 fn rigged_simple_ignores_the_skinned_nodes_own_transform() {
     let Some(dir) = models_dir() else { return };
     let model = Model::open(dir.join("RiggedSimple/RiggedSimple.glb")).unwrap();
@@ -151,7 +148,6 @@ fn rigged_simple_ignores_the_skinned_nodes_own_transform() {
     assert_eq!(a, b);
 }
 
-#[test]
 fn every_sample_exports_keeping_all_but_the_posed_attributes() {
     let Some(dir) = models_dir() else { return };
     for name in SAMPLES {
@@ -271,3 +267,10 @@ pub fn check_export(
         }
     }
 }
+
+skinblend_testkit::test_main!(
+    every_sample_agrees_with_the_f64_reference_at_several_times,
+    every_sample_bind_pose_reproduces_position,
+    rigged_simple_ignores_the_skinned_nodes_own_transform,
+    every_sample_exports_keeping_all_but_the_posed_attributes,
+);

@@ -26,7 +26,6 @@ fn times_s(model: &Model) -> Vec<f32> {
         .collect()
 }
 
-#[test]
 fn cor_centers_are_computed_once_per_primitive_over_a_clip() {
     let Some(dir) = models_dir() else { return };
     for sample in SAMPLES {
@@ -67,7 +66,6 @@ fn cor_centers_are_computed_once_per_primitive_over_a_clip() {
     }
 }
 
-#[test]
 fn a_long_lived_skinner_equals_a_fresh_one_at_every_frame() {
     let Some(dir) = models_dir() else { return };
     for sample in SAMPLES {
@@ -98,7 +96,6 @@ fn a_long_lived_skinner_equals_a_fresh_one_at_every_frame() {
     }
 }
 
-#[test]
 fn positions_only_skins_no_normals_and_the_same_positions() {
     let Some(dir) = models_dir() else { return };
     let model = Model::open(dir.join("CesiumMan/CesiumMan.glb")).unwrap();
@@ -124,3 +121,9 @@ fn positions_only_skins_no_normals_and_the_same_positions() {
         }
     }
 }
+
+skinblend_testkit::test_main!(
+    cor_centers_are_computed_once_per_primitive_over_a_clip,
+    a_long_lived_skinner_equals_a_fresh_one_at_every_frame,
+    positions_only_skins_no_normals_and_the_same_positions,
+);

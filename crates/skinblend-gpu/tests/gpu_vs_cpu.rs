@@ -31,12 +31,7 @@ fn gpu(options: GpuOptions) -> Option<GpuSkinner> {
     match GpuSkinner::with_options(options) {
         Ok(gpu) => Some(gpu),
         Err(error) => {
-            let required = std::env::var("SKINBLEND_REQUIRE_GPU").is_ok_and(|v| v == "1");
-            assert!(
-                !required,
-                "SKINBLEND_REQUIRE_GPU=1 but no GPU skinner: {error}"
-            );
-            eprintln!("skipping GPU test: {error} (set SKINBLEND_REQUIRE_GPU=1 to fail instead)");
+            skinblend_testkit::skip_without_gpu(error);
             None
         }
     }
@@ -134,7 +129,6 @@ fn compare(gpu: &GpuSkinner, input: &SkinInput<'_>, palette: &PreparedPalette, w
     worst
 }
 
-#[test]
 fn every_fixture_at_every_evidence_angle_matches_the_cpu() {
     let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
@@ -184,7 +178,6 @@ fn every_fixture_at_every_evidence_angle_matches_the_cpu() {
     );
 }
 
-#[test]
 fn shear_cap_has_residuals_and_singular_lbs_normals_on_both() {
     let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
@@ -371,7 +364,6 @@ fn random_rig(seed: u64, vertices: usize, k: usize, joints: usize, non_rigid: bo
     }
 }
 
-#[test]
 fn random_rigs_with_1_2_4_8_influences_match_the_cpu() {
     let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
@@ -407,7 +399,6 @@ fn random_rigs_with_1_2_4_8_influences_match_the_cpu() {
     println!("random rigs: max relative GPU vs CPU difference {worst:e} (CoR: {worst_cor:e})");
 }
 
-#[test]
 fn positions_only_and_normals_only_meshes_match_the_cpu() {
     let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
@@ -442,7 +433,6 @@ fn positions_only_and_normals_only_meshes_match_the_cpu() {
     }
 }
 
-#[test]
 fn antipodal_dual_quaternions_match_the_cpu_and_count_sign_flips() {
     let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
@@ -510,7 +500,6 @@ fn antipodal_dual_quaternions_match_the_cpu_and_count_sign_flips() {
     );
 }
 
-#[test]
 fn split_dispatches_give_the_unsplit_result() {
     let Some(whole) = gpu(GpuOptions::default()) else {
         return;
@@ -546,7 +535,6 @@ fn split_dispatches_give_the_unsplit_result() {
     }
 }
 
-#[test]
 fn reuses_a_mesh_across_frames_and_methods() {
     let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
@@ -593,7 +581,6 @@ fn reuses_a_mesh_across_frames_and_methods() {
     }
 }
 
-#[test]
 fn cor_turns_about_the_centers_and_falls_back_to_dqs_without_one() {
     let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
@@ -658,7 +645,6 @@ fn cor_turns_about_the_centers_and_falls_back_to_dqs_without_one() {
     }
 }
 
-#[test]
 fn cor_on_a_mesh_uploaded_without_centers_is_an_error() {
     let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
@@ -681,7 +667,6 @@ fn cor_on_a_mesh_uploaded_without_centers_is_an_error() {
     assert_eq!(gpu.read_back(&mesh), Err(GpuError::NothingSkinned));
 }
 
-#[test]
 fn a_device_with_webgpu_default_storage_buffers_skins_lbs_and_dqs_and_refuses_cor() {
     let Some(reference) = gpu(GpuOptions::default()) else {
         return;
@@ -734,7 +719,6 @@ fn a_device_with_webgpu_default_storage_buffers_skins_lbs_and_dqs_and_refuses_co
     }
 }
 
-#[test]
 fn a_short_palette_is_an_error_not_a_panic() {
     let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
@@ -756,7 +740,6 @@ fn a_short_palette_is_an_error_not_a_panic() {
     assert_eq!(gpu.read_back(&mesh), Err(GpuError::NothingSkinned));
 }
 
-#[test]
 fn an_empty_mesh_skins_to_nothing() {
     let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
@@ -772,7 +755,6 @@ fn an_empty_mesh_skins_to_nothing() {
     assert_eq!(mesh.dispatch_count(), 0);
 }
 
-#[test]
 fn a_lost_device_is_an_error_not_a_panic() {
     let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
@@ -791,7 +773,6 @@ fn a_lost_device_is_an_error_not_a_panic() {
     );
 }
 
-#[test]
 fn subnormal_weight_sums_leave_a_vertex_unweighted_as_on_the_cpu() {
     let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
@@ -847,3 +828,20 @@ fn subnormal_weight_sums_leave_a_vertex_unweighted_as_on_the_cpu() {
         assert_eq!(on_cpu.positions[0], positions[0], "{}", method.name());
     }
 }
+
+skinblend_testkit::test_main!(
+    every_fixture_at_every_evidence_angle_matches_the_cpu,
+    shear_cap_has_residuals_and_singular_lbs_normals_on_both,
+    random_rigs_with_1_2_4_8_influences_match_the_cpu,
+    positions_only_and_normals_only_meshes_match_the_cpu,
+    antipodal_dual_quaternions_match_the_cpu_and_count_sign_flips,
+    split_dispatches_give_the_unsplit_result,
+    reuses_a_mesh_across_frames_and_methods,
+    cor_turns_about_the_centers_and_falls_back_to_dqs_without_one,
+    cor_on_a_mesh_uploaded_without_centers_is_an_error,
+    a_device_with_webgpu_default_storage_buffers_skins_lbs_and_dqs_and_refuses_cor,
+    a_short_palette_is_an_error_not_a_panic,
+    an_empty_mesh_skins_to_nothing,
+    a_lost_device_is_an_error_not_a_panic,
+    subnormal_weight_sums_leave_a_vertex_unweighted_as_on_the_cpu,
+);

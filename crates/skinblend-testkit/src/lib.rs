@@ -1,13 +1,79 @@
 //! Test helpers shared by the skinblend crates' tests (a dev-dependency only, never published):
-//! where the sample models are, which they are, how to run the Khronos glTF-Validator, and a GLB
-//! writer for test files.
+//! where the sample models are, which they are, how to run the Khronos glTF-Validator, a GLB
+//! writer for test files, scratch folders that remove themselves, and the test harness that
+//! reports a test which could not run as *ignored*, with its reason.
 //!
-//! Outside CI a missing folder or tool makes a test skip with a message on stderr; under
-//! `CI=true` it is a failure, since CI must run every test.
+//! Outside CI a missing folder or tool makes a test skip ([`skip`]); under `CI=true` it is a
+//! failure, since CI must run every test. A test file whose tests may skip runs under
+//! [`test_main!`] (its `[[test]]` target has `harness = false`), so that `cargo test` counts a
+//! skipped test as ignored instead of passed: `cargo test` hides a passing test's stderr, and a
+//! test that returned early would otherwise look as if it ran.
 #![warn(missing_docs)]
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitCode};
+
+mod scratch;
+pub use scratch::ScratchDir;
+
+thread_local! {
+    /// Why the test running on this thread skipped, if it did (see [`skip`]).
+    static SKIPPED: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Records that the test running on this thread cannot run, and why: [`test_main!`] then
+/// reports it as ignored with `reason` instead of passed. The test should return right after.
+///
+/// # Panics
+/// Under `CI=true`, where nothing may be skipped (`.ci/run` installs every tool and folder).
+pub fn skip(reason: impl Into<String>) {
+    let reason = reason.into();
+    assert!(!in_ci(), "CI=true but a test cannot run: {reason}");
+    eprintln!("skipping: {reason}");
+    SKIPPED.with(|s| {
+        s.borrow_mut().get_or_insert(reason);
+    });
+}
+
+/// Runs `tests` (name, function) with libtest's command line, output and summary
+/// (`libtest-mimic`); a test that called [`skip`] is reported as ignored with its reason. A test
+/// fails by panicking, as under `#[test]`. Use through [`test_main!`].
+#[must_use]
+pub fn run_tests(tests: &[(&'static str, fn())]) -> ExitCode {
+    let args = libtest_mimic::Arguments::from_args();
+    let trials = tests
+        .iter()
+        .map(|&(name, test)| {
+            libtest_mimic::Trial::ignorable_test(name, move || {
+                SKIPPED.with(|s| s.borrow_mut().take());
+                test();
+                Ok(match SKIPPED.with(|s| s.borrow_mut().take()) {
+                    Some(reason) => libtest_mimic::Completion::ignored_with(reason),
+                    None => libtest_mimic::Completion::Completed,
+                })
+            })
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// The `main` of a test file whose tests may skip: lists its test functions (plain `fn()`s that
+/// panic on failure, without `#[test]`) and runs them with [`run_tests`]. The file's `[[test]]`
+/// target sets `harness = false`.
+///
+/// ```ignore
+/// fn loads_every_sample() { let Some(dir) = skinblend_testkit::models_dir() else { return }; }
+/// skinblend_testkit::test_main!(loads_every_sample);
+/// ```
+#[macro_export]
+macro_rules! test_main {
+    ($($test:path),* $(,)?) => {
+        fn main() -> ::std::process::ExitCode {
+            $crate::run_tests(&[$((::std::stringify!($test), $test as fn())),*])
+        }
+    };
+}
 
 /// Every sample model, relative to [`models_dir`].
 pub const SAMPLES: &[&str] = &[
@@ -30,13 +96,31 @@ pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
 }
 
-/// The sample models' folder (`../shared/models` beside the repository), or `None` with a
-/// message when it is absent.
+/// The sample models' folder (`../shared/models` beside the repository), or `None` after
+/// [`skip`] when it is absent.
 ///
 /// # Panics
 /// Under `CI=true` when the folder is missing: CI must test them.
 #[must_use]
 pub fn models_dir() -> Option<PathBuf> {
+    let dir = repository_root().join("../shared/models");
+    if let Some(dir) = models_dir_if_present() {
+        return Some(dir);
+    }
+    skip(format!(
+        "needs the sample models at {} (../shared/models beside the clone)",
+        dir.display()
+    ));
+    None
+}
+
+/// The sample models' folder when it is there, for a test that also runs without them (it
+/// then tests less, and is not reported as skipped).
+///
+/// # Panics
+/// Under `CI=true` when the folder is missing: CI must test them.
+#[must_use]
+pub fn models_dir_if_present() -> Option<PathBuf> {
     let dir = repository_root().join("../shared/models");
     if dir.join("CesiumMan/CesiumMan.glb").is_file() {
         return Some(dir);
@@ -44,10 +128,6 @@ pub fn models_dir() -> Option<PathBuf> {
     assert!(
         !in_ci(),
         "CI=true but the sample models are missing at {}: CI must run these tests",
-        dir.display()
-    );
-    eprintln!(
-        "skipping: sample models not found at {} (they are required under CI=true)",
         dir.display()
     );
     None
@@ -70,13 +150,7 @@ pub fn gltf_validator() -> Option<PathBuf> {
     if installed && node {
         return Some(root.join("tools/validate-gltf.mjs"));
     }
-    assert!(
-        !in_ci(),
-        "CI=true but the validator is not installed (npm ci --prefix tools)"
-    );
-    eprintln!(
-        "skipping: node or tools/node_modules/gltf-validator missing (run npm ci --prefix tools)"
-    );
+    skip("needs node and the Khronos glTF-Validator (npm ci --prefix tools)");
     None
 }
 
@@ -124,4 +198,18 @@ pub fn glb_bytes(json: &[u8], bin: &[u8]) -> Vec<u8> {
         out.extend_from_slice(&bin);
     }
     out
+}
+
+/// Skips the calling test for want of a GPU adapter (`error` says why there is none), or fails
+/// it when the GPU is required: under `SKINBLEND_REQUIRE_GPU=1` (which `.ci/run` sets, with
+/// Mesa's lavapipe installed) or `CI=true`.
+///
+/// # Panics
+/// When the GPU is required.
+pub fn skip_without_gpu(error: impl std::fmt::Display) {
+    let required = std::env::var("SKINBLEND_REQUIRE_GPU").is_ok_and(|v| v == "1");
+    assert!(!required, "SKINBLEND_REQUIRE_GPU=1 but no GPU: {error}");
+    skip(format!(
+        "needs a Vulkan GPU adapter (Mesa's lavapipe will do): {error}"
+    ));
 }
