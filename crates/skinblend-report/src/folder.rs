@@ -162,12 +162,8 @@ fn move_into_place(partial: &Path, dir: &Path, aside: &Path) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("skinblend-folder-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch");
-        dir
+    fn scratch(name: &str) -> skinblend_testkit::ScratchDir {
+        skinblend_testkit::ScratchDir::new(&format!("folder-{name}"))
     }
 
     fn write_report(dir: &Path, body: &str) -> Result<Vec<PathBuf>> {
@@ -230,7 +226,6 @@ mod tests {
             .map(|n| n.trim_end_matches(|c: char| c.is_ascii_digit()).to_owned())
             .collect();
         assert_eq!(found, expected);
-        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]
@@ -251,6 +246,5 @@ mod tests {
         let empty = root.join("empty");
         std::fs::create_dir_all(&empty).expect("dir");
         write_report(&empty, "x").expect("an empty folder is replaced");
-        let _ = std::fs::remove_dir_all(&root);
     }
 }
