@@ -29,6 +29,14 @@ pub fn run(language: &str, method: &str, dir: &Path) -> Result<()> {
         let path = dir.join(&shader.file_name);
         write_atomically(&path, shader.source.as_bytes())?;
         println!("{}", path.display());
+        // Per role the name the source gives the input (GLSL: the `in` variable three.js and
+        // glGetAttribLocation bind; HLSL: the semantic; WGSL, MSL: the struct member).
+        let attribute_names: serde_json::Map<String, serde_json::Value> = shader
+            .interface
+            .inputs
+            .iter()
+            .map(|i| (i.role.to_string(), json!(i.name)))
+            .collect();
         entries.push(json!({
             "file": shader.file_name,
             "language": language.name(),
@@ -44,6 +52,8 @@ pub fn run(language: &str, method: &str, dir: &Path) -> Result<()> {
                 "position": 0, "normal": 1, "joints": 2, "weights": 3,
                 "center": if method == Method::CenterOfRotation { json!(4) } else { json!(null) },
             },
+            "attribute_names": attribute_names,
+            "apis": apis(language),
         }));
     }
     let path = dir.join(format!("interface-{}.json", language.name()));
@@ -51,6 +61,32 @@ pub fn run(language: &str, method: &str, dir: &Path) -> Result<()> {
     write_atomically(&path, &text)?;
     println!("{}", path.display());
     Ok(())
+}
+
+/// The graphics APIs a `language` file is written for, with how its resources are bound.
+fn apis(language: ShaderLanguage) -> serde_json::Value {
+    match language {
+        ShaderLanguage::Glsl => json!({
+            "vulkan": "SPIR-V from this file (glslangValidator -V, shaderc); palette \
+                layout(binding = 0), clip_from_world layout(binding = 1), descriptor set 0",
+            "opengl": "OpenGL 4.5 (GL_ARB_shader_storage_buffer_object): palette shader storage \
+                binding 0, clip_from_world uniform block binding 1 (set by the layout qualifiers)",
+        }),
+        ShaderLanguage::GlslEs => json!({
+            "webgl2": "uniform blocks bound by name (getUniformBlockIndex, uniformBlockBinding)",
+            "opengl_es_3_0": "the same, glGetUniformBlockIndex and glUniformBlockBinding",
+        }),
+        ShaderLanguage::Hlsl => json!({
+            "direct3d": "shader model 5.1: palette register(t0), clip_from_world register(b1), space 0",
+        }),
+        ShaderLanguage::Msl => json!({
+            "metal": "palette [[buffer(16)]], clip_from_world [[buffer(17)]], the palette's byte \
+                size [[buffer(18)]]",
+        }),
+        ShaderLanguage::Wgsl => json!({
+            "webgpu": "@group(0) @binding(0) palette, @binding(1) clip_from_world",
+        }),
+    }
 }
 
 /// The `.glb`/`.gltf` files one folder level below `models` (`models/<Name>/<Name>.glb`),

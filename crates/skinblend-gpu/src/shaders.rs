@@ -114,6 +114,74 @@ pub struct ShaderInterface {
     pub position_output: String,
     /// The output carrying the skinned normal.
     pub normal_output: String,
+    /// The vertex inputs in location order, each with the name the translated source gives it
+    /// (three.js and `glGetAttribLocation` bind GLSL attributes by these names).
+    pub inputs: Vec<ShaderInput>,
+}
+
+/// One vertex input of an exported shader.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShaderInput {
+    /// What it carries: `position`, `normal`, `joints`, `weights` or (CoR) `center`.
+    pub role: &'static str,
+    /// Its location (`layout(location = N)`, `@location(N)`, `[[attribute(N)]]`).
+    pub location: u32,
+    /// Its name in the source: GLSL the `in` variable (naga's `_p2vs_locationN`), HLSL the
+    /// semantic (`LOCN`, what a Direct3D input layout names), WGSL and MSL the input struct's
+    /// member (those APIs bind by location only).
+    pub name: String,
+}
+
+/// The vertex inputs of `method`'s example shader: role and location.
+fn input_roles(method: Method) -> &'static [(&'static str, u32)] {
+    const BASE: [(&str, u32); 4] = [
+        ("position", 0),
+        ("normal", 1),
+        ("joints", 2),
+        ("weights", 3),
+    ];
+    const COR: [(&str, u32); 5] = [
+        ("position", 0),
+        ("normal", 1),
+        ("joints", 2),
+        ("weights", 3),
+        ("center", 4),
+    ];
+    if method == Method::CenterOfRotation {
+        &COR
+    } else {
+        &BASE
+    }
+}
+
+/// The name `language`'s translated `source` gives the input at `location` (`role` in WGSL),
+/// found in the text; `None` when it is not there.
+fn input_name(language: ShaderLanguage, source: &str, role: &str, location: u32) -> Option<String> {
+    match language {
+        ShaderLanguage::Glsl | ShaderLanguage::GlslEs => {
+            let name = format!("_p2vs_location{location}");
+            source
+                .lines()
+                .any(|l| {
+                    l.contains(&format!("layout(location = {location}) in "))
+                        && l.ends_with(&format!(" {name};"))
+                })
+                .then_some(name)
+        }
+        ShaderLanguage::Hlsl => {
+            let name = format!("LOC{location}");
+            source.contains(&format!(" : {name};")).then_some(name)
+        }
+        ShaderLanguage::Wgsl => source
+            .contains(&format!("@location({location}) {role}:"))
+            .then(|| role.to_string()),
+        ShaderLanguage::Msl => {
+            let marker = format!(" [[attribute({location})]];");
+            let line = source.lines().find(|l| l.ends_with(&marker))?;
+            let before = line.strip_suffix(&marker)?;
+            before.rsplit(' ').next().map(str::to_string)
+        }
+    }
 }
 
 /// One translated shader.
@@ -316,6 +384,7 @@ pub fn export_shader(
         clip_from_world: "skin_clip_from_world".to_string(),
         position_output: "world_position".to_string(),
         normal_output: "world_normal".to_string(),
+        inputs: Vec::new(),
     };
     let mut entry_point = "skin_vertex_main".to_string();
 
@@ -330,10 +399,22 @@ pub fn export_shader(
                     is_webgl: false,
                 }
             };
+            // GLSL 4.50 names each block's binding (`layout(binding = N)`), which Vulkan GLSL
+            // requires and OpenGL 4.2+ accepts; no `set` qualifier (Vulkan's default set 0;
+            // OpenGL GLSL refuses `set`), so one file serves both APIs. GLSL ES 3.00 has no
+            // binding qualifier: the host binds its blocks by name.
+            let binding_map = if language == ShaderLanguage::Glsl {
+                [(0, GLSL_PALETTE_BINDING), (1, GLSL_CLIP_BINDING)]
+                    .into_iter()
+                    .map(|(binding, slot)| (naga::ResourceBinding { group: 0, binding }, slot))
+                    .collect()
+            } else {
+                glsl::BindingMap::default()
+            };
             let options = glsl::Options {
                 version,
                 writer_flags: glsl::WriterFlags::INCLUDE_UNUSED_ITEMS,
-                binding_map: Default::default(),
+                binding_map,
                 zero_initialize_workgroup_memory: false,
             };
             let pipeline = glsl::PipelineOptions {
@@ -426,6 +507,16 @@ pub fn export_shader(
             out
         }
     };
+
+    for &(role, location) in input_roles(method) {
+        let name = input_name(language, &body, role, location)
+            .ok_or_else(|| fail(format!("no vertex input {role} at location {location}")))?;
+        interface.inputs.push(ShaderInput {
+            role,
+            location,
+            name,
+        });
+    }
 
     let header = header(language, method, uniform_joints, &interface, &entry_point);
     // GLSL wants `#version` first (comments may precede it by the spec, not by every driver).
@@ -524,6 +615,18 @@ fn header(
             "(MSL: palette [[buffer({MSL_PALETTE_BUFFER})]], clip_from_world [[buffer({MSL_CLIP_BUFFER})]], \
              [[buffer({MSL_SIZES_BUFFER})]] a uint: the palette's size in bytes)"
         )),
+        ShaderLanguage::Glsl => {
+            line(&format!(
+                "(GLSL 4.50: palette layout(binding = {GLSL_PALETTE_BINDING}), clip_from_world \
+                 layout(binding = {GLSL_CLIP_BINDING}),"
+            ));
+            line("no set qualifier: descriptor set 0 in Vulkan. One file for both APIs: Vulkan");
+            line("(SPIR-V: `glslangValidator -V`, shaderc; Godot's RenderingDevice) and OpenGL 4.5");
+            line("(`glslangValidator -G`, or the driver's compiler).)");
+        }
+        ShaderLanguage::GlslEs => line(
+            "(GLSL ES 3.00 has no binding qualifier: bind both blocks by name, uniformBlockBinding.)",
+        ),
         _ => {}
     }
     line(&format!(
@@ -536,6 +639,12 @@ fn header(
         line("4 center of rotation (vec4, glTF attribute _SKINBLEND_COR: xyz the center in bind");
         line("space, w = 1 when the vertex has one, 0 when not: then it is skinned by DQS).");
     }
+    let names: Vec<String> = interface
+        .inputs
+        .iter()
+        .map(|i| format!("{} {}", i.location, i.name))
+        .collect();
+    line(&format!("Input names: {}.", names.join(", ")));
     line(&format!(
         "Outputs: clip position; location 0 `{}` skinned position, location 1 `{}` skinned",
         interface.position_output, interface.normal_output
@@ -552,6 +661,12 @@ fn header(
 const MSL_PALETTE_BUFFER: u8 = 16;
 const MSL_CLIP_BUFFER: u8 = 17;
 const MSL_SIZES_BUFFER: u8 = 18;
+
+/// GLSL 4.50 `layout(binding = N)` of the palette's storage block and of `clip_from_world`'s
+/// uniform block: the WGSL bindings (storage and uniform blocks have separate binding spaces in
+/// OpenGL; in Vulkan both are descriptors of set 0).
+const GLSL_PALETTE_BINDING: u8 = 0;
+const GLSL_CLIP_BINDING: u8 = 1;
 
 /// The naga version the translation uses (the one wgpu builds with).
 const NAGA_VERSION: &str = "30.0.2";

@@ -1,6 +1,7 @@
 //! Every language × method translates (naga validates the module before writing it), and
 //! where `glslangValidator` is installed (Debian's glslang-tools; required under `CI=true`) the
-//! GLSL 4.50, GLSL ES 3.00 and HLSL outputs compile with it. MSL is checked by naga only.
+//! GLSL 4.50 outputs compile for Vulkan (`-V`) and OpenGL (`-G` and plain), the GLSL ES 3.00 and
+//! HLSL outputs compile too. MSL is checked by naga only.
 
 use std::process::Command;
 
@@ -66,6 +67,43 @@ fn glslang_available() -> bool {
     found
 }
 
+/// How `glslangValidator` compiles one exported file: its arguments before the file and what the
+/// compile stands for.
+fn glslang_compiles(
+    shader: &skinblend_gpu::ExportedShader,
+    spirv: &std::path::Path,
+) -> Vec<(Vec<String>, &'static str)> {
+    let out = |flag: &str| {
+        vec![
+            flag.to_string(),
+            "-S".into(),
+            "vert".into(),
+            "-o".into(),
+            spirv.display().to_string(),
+        ]
+    };
+    match shader.language {
+        // One GLSL 4.50 file for both APIs: Vulkan GLSL (SPIR-V for Vulkan, as Godot's
+        // RenderingDevice, shaderc and every Vulkan engine compile it; it requires
+        // `layout(binding = N)` on every block) and OpenGL (SPIR-V for OpenGL, then the plain
+        // OpenGL GLSL front end).
+        ShaderLanguage::Glsl => vec![
+            (out("-V"), "Vulkan SPIR-V"),
+            (out("-G"), "OpenGL SPIR-V"),
+            (vec!["-S".into(), "vert".into()], "OpenGL GLSL"),
+        ],
+        ShaderLanguage::GlslEs => vec![(vec!["-S".into(), "vert".into()], "OpenGL ES GLSL")],
+        // The HLSL front end, vertex stage, the entry point naga wrote; it compiles HLSL only
+        // as far as SPIR-V (-V).
+        ShaderLanguage::Hlsl => {
+            let mut args = vec!["-D".to_string(), "-e".into(), shader.entry_point.clone()];
+            args.extend(out("-V"));
+            vec![(args, "HLSL to SPIR-V")]
+        }
+        ShaderLanguage::Wgsl | ShaderLanguage::Msl => Vec::new(),
+    }
+}
+
 #[test]
 fn glsl_glsl_es_and_hlsl_outputs_compile_with_glslang() {
     if !glslang_available() {
@@ -74,6 +112,7 @@ fn glsl_glsl_es_and_hlsl_outputs_compile_with_glslang() {
     let dir = std::env::temp_dir().join(format!("skinblend-glslang-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temporary folder");
     let mut checked = 0;
+    let mut failures = Vec::new();
     for language in [
         ShaderLanguage::Glsl,
         ShaderLanguage::GlslEs,
@@ -83,29 +122,109 @@ fn glsl_glsl_es_and_hlsl_outputs_compile_with_glslang() {
             let shader = export_shader(language, method).unwrap_or_else(|e| panic!("{e}"));
             let path = dir.join(&shader.file_name);
             std::fs::write(&path, &shader.source).expect("write shader");
-            let mut command = Command::new("glslangValidator");
-            if language == ShaderLanguage::Hlsl {
-                // The HLSL front end, vertex stage, the entry point naga wrote; it compiles HLSL
-                // only as far as SPIR-V (-V), which is written beside the source.
-                let spirv = path.with_extension("spv");
-                command.args(["-D", "-V", "-e", &shader.entry_point, "-S", "vert", "-o"]);
-                command.arg(spirv);
-            } else {
-                command.args(["-S", "vert"]);
+            let spirv = path.with_extension("spv");
+            for (args, target) in glslang_compiles(&shader, &spirv) {
+                let output = Command::new("glslangValidator")
+                    .args(&args)
+                    .arg(&path)
+                    .output()
+                    .expect("run glslangValidator");
+                if output.status.success() {
+                    checked += 1;
+                } else {
+                    failures.push(format!(
+                        "{} does not compile for {target} (glslangValidator {}):\n{}{}",
+                        shader.file_name,
+                        args.join(" "),
+                        String::from_utf8_lossy(&output.stdout),
+                        String::from_utf8_lossy(&output.stderr)
+                    ));
+                }
             }
-            let output = command.arg(&path).output().expect("run glslangValidator");
-            assert!(
-                output.status.success(),
-                "{} does not compile:\n{}{}",
-                shader.file_name,
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            );
-            checked += 1;
         }
     }
     std::fs::remove_dir_all(&dir).ok();
-    println!("glslangValidator compiled {checked} shaders (GLSL 4.50, GLSL ES 3.00, HLSL)");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // 3 methods × (GLSL 4.50 three ways, GLSL ES once, HLSL once).
+    assert_eq!(checked, 15);
+    println!(
+        "glslangValidator compiled {checked} times: GLSL 4.50 for Vulkan (-V), OpenGL SPIR-V (-G) \
+         and OpenGL GLSL; GLSL ES 3.00; HLSL to SPIR-V"
+    );
+}
+
+/// The GLSL 4.50 blocks carry the bindings its header names; GLSL ES 3.00 (which has no
+/// binding qualifier) carries none.
+#[test]
+fn glsl_450_blocks_carry_their_bindings() {
+    for method in METHODS {
+        let glsl = export_shader(ShaderLanguage::Glsl, method).expect("glsl");
+        let palette = format!("binding = 0) readonly buffer {} ", glsl.interface.palette);
+        let clip = format!(
+            "layout(std140, binding = 1) uniform {} ",
+            glsl.interface.clip_from_world
+        );
+        assert!(
+            glsl.source.contains(&palette),
+            "{}: no `{palette}`",
+            glsl.file_name
+        );
+        assert!(
+            glsl.source.contains(&clip),
+            "{}: no `{clip}`",
+            glsl.file_name
+        );
+        assert!(
+            glsl.source.contains("descriptor set 0 in Vulkan"),
+            "{}",
+            glsl.file_name
+        );
+        let es = export_shader(ShaderLanguage::GlslEs, method).expect("glsl es");
+        assert!(!es.source.contains("binding ="), "{}", es.file_name);
+    }
+}
+
+/// Every vertex input is named in the interface, in location order, by the name the source
+/// declares it with (three.js binds GLSL attributes by name), and the header lists them.
+#[test]
+fn interface_names_every_vertex_input_as_the_source_does() {
+    for language in ShaderLanguage::ALL {
+        for method in METHODS {
+            let shader = export_shader(language, method).expect("export");
+            let inputs = &shader.interface.inputs;
+            let roles: Vec<&str> = inputs.iter().map(|i| i.role).collect();
+            let mut expected = vec!["position", "normal", "joints", "weights"];
+            if method == Method::CenterOfRotation {
+                expected.push("center");
+            }
+            assert_eq!(roles, expected, "{}", shader.file_name);
+            for (location, input) in inputs.iter().enumerate() {
+                assert_eq!(input.location as usize, location);
+                let declared = match language {
+                    ShaderLanguage::Glsl | ShaderLanguage::GlslEs => format!(
+                        "layout(location = {location}) in {} {};",
+                        ["vec3", "vec3", "uvec4", "vec4", "vec4"][location],
+                        input.name
+                    ),
+                    ShaderLanguage::Hlsl => format!(" : {};", input.name),
+                    ShaderLanguage::Wgsl => format!("@location({location}) {}:", input.name),
+                    ShaderLanguage::Msl => format!(" {} [[attribute({location})]];", input.name),
+                };
+                assert!(
+                    shader.source.contains(&declared),
+                    "{}: no `{declared}`",
+                    shader.file_name
+                );
+                assert!(
+                    shader
+                        .source
+                        .contains(&format!("{location} {}", input.name)),
+                    "{}: header does not name input {location}",
+                    shader.file_name
+                );
+            }
+        }
+    }
 }
 
 /// The GLSL ES palette block: the palette's own bytes, zero-padded to the block; too many
