@@ -15,11 +15,14 @@ use skinblend_gltf::{export, Model, ROTATION_CENTER_ATTRIBUTE};
 /// primitive), and prints what it did on stderr.
 pub fn run(file: &Path, sigma: f32, epsilon: f32, output: &Path) -> Result<()> {
     let start = Instant::now();
-    match export::Format::from_path(output)? {
-        export::Format::Obj => anyhow::bail!(
-            "{}: centers of rotation are written to .glb or .gltf, not .obj",
-            output.display()
-        ),
+    // Bad usage (exit 2), before the input is read: an extension no command writes, or .obj.
+    match crate::pose::output_format(output)? {
+        export::Format::Obj => {
+            return crate::output::usage(format!(
+                "{}: centers of rotation are written to .glb or .gltf, not .obj",
+                output.display()
+            ))
+        }
         export::Format::Glb | export::Format::Gltf => {}
     }
     crate::output::refuse_input(file, output)?;

@@ -110,8 +110,8 @@ pub fn run(request: &Request) -> Result<()> {
     let first_output = template
         .as_ref()
         .map_or_else(|| request.output.to_path_buf(), |t| t.path(0));
-    // An unknown extension is an error (exit 1), as on every command that writes a file.
-    export::Format::from_path(&first_output)?;
+    // An extension no command writes is bad usage (exit 2), checked before reading anything.
+    output_format(&first_output)?;
     if template.is_none() {
         output::refuse_input(file, request.output)?;
     }
@@ -132,10 +132,11 @@ pub fn run(request: &Request) -> Result<()> {
             for job in &jobs {
                 output::refuse_input(file, &job.output)?;
             }
+            // Created before the first frame is skinned (the writer would create it too), the
+            // error naming the folder alone, as the writer's does.
             let folder = template.folder();
             if !folder.as_os_str().is_empty() {
-                std::fs::create_dir_all(folder)
-                    .with_context(|| format!("creating {}", folder.display()))?;
+                std::fs::create_dir_all(folder).with_context(|| folder.display().to_string())?;
             }
             jobs
         }
@@ -173,17 +174,17 @@ pub fn run(request: &Request) -> Result<()> {
         let gpu = crate::gpu::open_gpu()?;
         let skinner = SceneSkinner::with_backend(&model, gpu, options, &mut |_, _, _| {})
             .with_context(context)?;
-        write_poses(skinner, &model, animation, &jobs, &bar)
+        write_poses(skinner, &model, animation, &jobs, &bar, file)
     } else {
         let skinner = SceneSkinner::cpu(&model, options).with_context(context)?;
-        write_poses(skinner, &model, animation, &jobs, &bar)
+        write_poses(skinner, &model, animation, &jobs, &bar, file)
     };
     let Written {
         records,
         total,
         vertices,
         skinned_nodes,
-    } = match written.with_context(context) {
+    } = match written {
         Ok(written) => written,
         Err(error) => {
             bar.finish_and_clear();
@@ -253,14 +254,17 @@ struct Written {
     skinned_nodes: usize,
 }
 
-/// Skins and writes every job with `skinner` (whatever its backend), advancing `bar`.
+/// Skins and writes every job with `skinner` (whatever its backend), advancing `bar`. An error
+/// posing or skinning names the input `file`; one writing an output names that output only.
 fn write_poses<B: SkinBackend>(
     mut skinner: SceneSkinner<'_, B>,
     model: &Model,
     animation: Option<usize>,
     jobs: &[Job],
     bar: &ProgressBar,
-) -> skinblend_gltf::Result<Written> {
+    file: &Path,
+) -> Result<Written> {
+    let context = || file.display().to_string();
     let mut written = Written {
         records: Vec::with_capacity(jobs.len()),
         total: Diagnostics::default(),
@@ -269,10 +273,10 @@ fn write_poses<B: SkinBackend>(
     };
     for job in jobs {
         let pose = match job.time_s {
-            Some(t) => model.pose(animation, t)?,
+            Some(t) => model.pose(animation, t).with_context(context)?,
             None => model.rest_pose(),
         };
-        let posed = skinner.skin(&pose)?;
+        let posed = skinner.skin(&pose).with_context(context)?;
         export::write(model, &pose, posed, &job.output)?;
         bar.inc(1);
         let mut diagnostics = Diagnostics::default();
@@ -335,6 +339,14 @@ fn frame_jobs(
             output: template.path(frame),
         })
         .collect())
+}
+
+/// The format of an output file by its extension (`.glb`, `.gltf`, `.obj`, any case).
+///
+/// # Errors
+/// [`output::UsageError`] (exit 2) naming the path for any other extension or none.
+pub(crate) fn output_format(path: &Path) -> Result<export::Format> {
+    export::Format::from_path(path).or_else(|error| usage(error.to_string()))
 }
 
 /// The time of frame `frame` at `fps` of an animation starting at `start_s`.

@@ -59,13 +59,13 @@ fn corpus() -> Vec<Case> {
         name: "empty.glb",
         bytes: Vec::new(),
         extra: None,
-        place: "JSON",
+        place: "not glTF 2.0",
     });
     cases.push(Case {
         name: "garbage.gltf",
         bytes: b"\x00\x01not json at all".to_vec(),
         extra: None,
-        place: "JSON",
+        place: "not glTF 2.0",
     });
     cases.push(Case {
         name: "bad-view-offset.glb",

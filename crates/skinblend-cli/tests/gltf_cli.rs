@@ -228,7 +228,61 @@ fn unknown_animation_exits_1_and_bad_usage_exits_2() {
         "-o",
         out.join("x.png").to_str().unwrap(),
     ]);
-    assert_eq!(run.status.code(), Some(1), "unknown output extension");
+    assert_eq!(
+        run.status.code(),
+        Some(2),
+        "unknown output extension is bad usage"
+    );
     assert!(stderr(&run).contains("x.png"));
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// A file that is not glTF at all (a text file, a PNG, skinblend's own .obj output, an empty
+/// file) is exit 1 with one line naming the file and saying it is not glTF 2.0, on every
+/// command that reads one, instead of the JSON parser's "expected value at line 1 column 1".
+#[test]
+fn a_file_that_is_not_gltf_says_so_on_every_command() {
+    let out = temp_dir("not-gltf");
+    let rigs = skinblend(&["rigs", "-o", out.to_str().unwrap()]);
+    assert!(rigs.status.success(), "{}", stderr(&rigs));
+    let obj = out.join("posed.obj");
+    let pose = skinblend(&[
+        "pose",
+        out.join("twist_coarse.glb").to_str().unwrap(),
+        "-o",
+        obj.to_str().unwrap(),
+    ]);
+    assert!(pose.status.success(), "{}", stderr(&pose));
+    let notes = out.join("notes.txt");
+    std::fs::write(&notes, "buy milk\n").unwrap();
+    let png = out.join("picture.png");
+    std::fs::write(&png, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    let empty = out.join("empty.glb");
+    std::fs::write(&empty, b"").unwrap();
+    for file in [&notes, &png, &obj, &empty] {
+        let shown = file.to_str().unwrap();
+        let target = out.join("never.glb");
+        let report = out.join("never-report");
+        for args in [
+            vec!["info", shown],
+            vec!["pose", shown, "-o", target.to_str().unwrap()],
+            vec!["centers", shown, "-o", target.to_str().unwrap()],
+            vec!["compare", shown, "-o", report.to_str().unwrap()],
+        ] {
+            let run = skinblend(&args);
+            let text = stderr(&run);
+            assert_eq!(run.status.code(), Some(1), "{args:?}: {text}");
+            assert_eq!(text.lines().count(), 1, "{args:?}: {text}");
+            // `compare` says "comparing methods on FILE: loading: ..." before it.
+            assert!(
+                text.starts_with("skinblend: ")
+                    && text.contains(shown)
+                    && text.contains(": not glTF 2.0 (a .gltf JSON file or a .glb): "),
+                "{args:?}: {text}"
+            );
+            assert!(!text.contains("expected value"), "{args:?}: {text}");
+        }
+        assert!(!out.join("never.glb").exists());
+    }
+    std::fs::remove_dir_all(&out).unwrap();
 }

@@ -349,7 +349,7 @@ fn bad_frame_templates_are_refused() {
             "{extra:?}: only the rigs are there"
         );
     }
-    // An unknown extension is an error (exit 1), as for a single file.
+    // An unknown extension is bad usage (exit 2), as for a single file.
     let run = skinblend(&[
         "pose",
         s(&rig),
@@ -358,8 +358,7 @@ fn bad_frame_templates_are_refused() {
         "-o",
         s(&out.join("t_{frame}.png")),
     ]);
-    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
-    assert!(stderr(&run).contains("extension"), "{}", stderr(&run));
+    assert_usage(&run, "extension");
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 5);
     std::fs::remove_dir_all(&out).unwrap();
 }
@@ -530,5 +529,110 @@ fn rigs_and_their_poses_pass_the_khronos_validator() {
         files.len(),
         "{report}"
     );
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// Every command that writes creates its output's folder when it is missing (`pose` to one
+/// file and to frames, `centers`, the reports, `rigs`, `shaders`); an error about the output
+/// names the output's path, not the input's.
+#[test]
+fn every_command_creates_the_output_folder_and_names_the_output_in_its_errors() {
+    let out = temp_dir("folders");
+    let rig = rigs(&out.join("rigs"));
+    for (args, written) in [
+        (
+            vec!["pose", s(&rig), "-o", "a/b/posed.glb"],
+            "a/b/posed.glb",
+        ),
+        (
+            vec!["pose", s(&rig), "--rest", "-o", "c/d/rest.obj"],
+            "c/d/rest.obj",
+        ),
+        (
+            vec![
+                "pose",
+                s(&rig),
+                "--frames",
+                "0..1",
+                "-o",
+                "e/f/x_{frame}.gltf",
+            ],
+            "e/f/x_0001.gltf",
+        ),
+        (vec!["centers", s(&rig), "-o", "g/h/c.glb"], "g/h/c.glb"),
+        (
+            vec!["compare", s(&rig), "--frames", "2", "-o", "i/j"],
+            "i/j/index.html",
+        ),
+        (vec!["rigs", "-o", "k/l"], "k/l/twist_fine.glb"),
+    ] {
+        let run = support::command()
+            .args(&args)
+            .current_dir(&out)
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{args:?}: {}", stderr(&run));
+        assert!(out.join(written).is_file(), "{args:?}: no {written}");
+    }
+    // A folder that cannot be created (a file is in the way): the error names the output's
+    // folder, and not the input in front of it.
+    std::fs::write(out.join("blocker"), b"a file").unwrap();
+    for args in [
+        vec!["pose", s(&rig), "-o", "blocker/sub/out.glb"],
+        vec!["centers", s(&rig), "-o", "blocker/sub/out.glb"],
+        vec![
+            "pose",
+            s(&rig),
+            "--frames",
+            "0..1",
+            "-o",
+            "blocker/sub/x_{frame}.glb",
+        ],
+    ] {
+        let run = support::command()
+            .args(&args)
+            .current_dir(&out)
+            .output()
+            .unwrap();
+        let text = stderr(&run);
+        assert_eq!(run.status.code(), Some(1), "{args:?}: {text}");
+        assert_eq!(text.lines().count(), 1, "{args:?}: {text}");
+        assert!(
+            text.starts_with("skinblend: blocker/sub: "),
+            "{args:?}: {text}"
+        );
+        assert!(!text.contains("twist_coarse"), "{args:?}: {text}");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// An output extension no command writes (`.fbx`, none, `.obj` for centers) is bad usage:
+/// exit 2, one line naming the path, before the input is read.
+#[test]
+fn an_unsupported_output_extension_is_bad_usage() {
+    let out = temp_dir("extensions");
+    let rig = rigs(&out);
+    let fbx = out.join("out.fbx");
+    let bare = out.join("out");
+    let obj = out.join("centers.obj");
+    let frames = out.join("f_{frame}.fbx");
+    for (args, named) in [
+        (vec!["pose", s(&rig), "-o", s(&fbx)], s(&fbx)),
+        (vec!["pose", s(&rig), "--rest", "-o", s(&bare)], s(&bare)),
+        (
+            vec!["pose", s(&rig), "--frames", "0..1", "-o", s(&frames)],
+            "f_0000.fbx",
+        ),
+        (vec!["centers", s(&rig), "-o", s(&fbx)], s(&fbx)),
+        (vec!["centers", s(&rig), "-o", s(&obj)], s(&obj)),
+        // Usage comes before reading: a missing input does not change the answer.
+        (vec!["pose", "missing.glb", "-o", s(&fbx)], s(&fbx)),
+        (vec!["centers", "missing.glb", "-o", s(&fbx)], s(&fbx)),
+    ] {
+        let run = skinblend(&args);
+        assert_usage(&run, named);
+        assert_eq!(stderr(&run).lines().count(), 1, "{}", stderr(&run));
+    }
+    assert!(!fbx.exists() && !obj.exists());
     std::fs::remove_dir_all(&out).unwrap();
 }

@@ -45,12 +45,51 @@ fn glb_error(offset: usize, what: impl Into<String>) -> GltfError {
     }
 }
 
+/// Bytes of a file's start shown in the error for a file that is not glTF: enough to recognise
+/// a PNG (`\x89PNG\r\n\x1a\n`), an OBJ (`# ...`) or a text file, short enough for one line.
+const SHOWN_START_BYTES: usize = 8;
+
+/// Refuses bytes that are not GLB and cannot be glTF JSON either: empty, or starting (after
+/// a UTF-8 byte order mark and JSON whitespace) with anything but `{`. A file that does start
+/// like JSON keeps the JSON parser's message with its line and column.
+///
+/// # Errors
+/// [`GltfError::NotGltf`] saying how the bytes start.
+fn refuse_non_json(bytes: &[u8]) -> Result<()> {
+    let text = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let first = text
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+    match first {
+        Some(b'{') => Ok(()),
+        None if bytes.is_empty() => Err(GltfError::NotGltf {
+            what: "the file is empty".to_owned(),
+        }),
+        None => Err(GltfError::NotGltf {
+            what: "the file holds only whitespace".to_owned(),
+        }),
+        Some(_) => {
+            let start: String = bytes
+                .iter()
+                .take(SHOWN_START_BYTES)
+                .flat_map(|&b| std::ascii::escape_default(b))
+                .map(char::from)
+                .collect();
+            Err(GltfError::NotGltf {
+                what: format!("it starts with \"{start}\", neither '{{' (JSON) nor \"glTF\" (GLB)"),
+            })
+        }
+    }
+}
+
 /// Splits a `.gltf` (JSON) or `.glb` file into JSON and binary chunk.
 ///
 /// # Errors
-/// [`GltfError::Glb`] with the byte offset for a truncated or inconsistent container.
+/// [`GltfError::NotGltf`] for bytes that are neither; [`GltfError::Glb`] with the byte offset
+/// for a truncated or inconsistent container.
 pub(crate) fn split(bytes: &[u8]) -> Result<Container> {
     if !is_glb(bytes) {
+        refuse_non_json(bytes)?;
         return Ok(Container {
             json: bytes.to_vec(),
             bin: None,
@@ -395,5 +434,27 @@ mod tests {
         let container = split(&glb).unwrap();
         assert_eq!(container.json, b"{}  ");
         assert_eq!(container.bin.as_deref(), Some(&[1, 2, 3, 0][..]));
+    }
+
+    #[test]
+    fn bytes_that_are_neither_json_nor_glb_are_not_gltf() {
+        for (bytes, shown) in [
+            (&b"notes: hello\n"[..], "\"notes: h\""),
+            (b"\x89PNG\r\n\x1a\n\0\0", "\"\\x89PNG\\r\\n\\x1a\\n\""),
+            (b"# skinblend OBJ\nv 0 0 0\n", "\"# skinbl\""),
+            (b"", "empty"),
+            (b" \n", "whitespace"),
+        ] {
+            let message = split(bytes).unwrap_err().to_string();
+            assert!(
+                message.starts_with("not glTF 2.0 (a .gltf JSON file or a .glb): "),
+                "{message}"
+            );
+            assert!(message.contains(shown), "{message} lacks {shown}");
+        }
+        // JSON, even broken, keeps the parser's line and column; a BOM and whitespace first too.
+        for json in [&b"{"[..], b" \r\n\t{}", b"\xEF\xBB\xBF{}"] {
+            assert!(split(json).is_ok());
+        }
     }
 }

@@ -30,6 +30,14 @@ pub enum GltfError {
         what: String,
     },
 
+    /// The bytes are neither glTF JSON nor a GLB container (a text file, a PNG, an `.obj`):
+    /// they do not start with `{` (after whitespace) nor with the GLB magic `glTF`.
+    #[error("not glTF 2.0 (a .gltf JSON file or a .glb): {what}")]
+    NotGltf {
+        /// What the bytes are instead (empty, or how they start).
+        what: String,
+    },
+
     /// The JSON does not parse as glTF.
     #[error("JSON: {message}")]
     Json {

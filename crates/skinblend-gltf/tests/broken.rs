@@ -223,6 +223,10 @@ fn cycles_several_parents_and_absurd_depth_are_errors() {
 fn garbage_and_wrong_json_are_errors() {
     assert!(matches!(
         Model::from_bytes(b"not json", None),
+        Err(GltfError::NotGltf { .. })
+    ));
+    assert!(matches!(
+        Model::from_bytes(b"{\"asset\": ", None),
         Err(GltfError::Json { .. })
     ));
     assert!(matches!(

@@ -88,13 +88,33 @@ pub fn write(
     write_atomically(path, &bytes)
 }
 
+/// Creates the folder `path` goes in, with its parents, when it is missing, so that every
+/// writer behaves alike (`pose -o out/sub/x.glb` as `rigs -o out/sub`).
+///
+/// # Errors
+/// [`GltfError::Io`] naming the folder (a file in the way, no permission).
+pub fn create_parent_folder(path: &Path) -> Result<()> {
+    match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => {
+            std::fs::create_dir_all(folder).map_err(|source| GltfError::Io {
+                path: folder.to_owned(),
+                source,
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Writes `bytes` to a temporary file beside `path`, flushes it to disk, then renames it over
 /// `path`: a reader sees the old file or the whole new one, never a part, even after a crash.
 /// The one atomic writer of the workspace (the report and the CLI write through it too).
+/// A missing folder is created first ([`create_parent_folder`]).
 ///
 /// # Errors
-/// [`GltfError::Io`] naming the file; the temporary file is removed on failure.
+/// [`GltfError::Io`] naming the file, or the folder that cannot be created; the temporary file
+/// is removed on failure.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    create_parent_folder(path)?;
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
