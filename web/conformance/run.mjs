@@ -58,7 +58,7 @@ if (mode === '--serve') {
       const result = await page.evaluate(() => window.conformanceResult);
       console.log(`renderer: ${result.renderer ?? 'none'}`);
       for (const [method, s] of Object.entries(result.methods)) {
-        console.log(`${method}: ${s.vectors} vectors (${s.vertices} vertices); worst position error ` +
+        console.log(`${method}: ${s.vectors} vectors (${s.vertices} vertices, ${s.undefined_normals} undefined normals not checked); worst position error ` +
           `${s.worst_position.toExponential(2)} of the case's scale (${s.worst_at}); worst normal error ${s.worst_normal.toExponential(2)}`);
       }
       for (const failure of result.failures) console.log(`FAIL ${failure}`);

@@ -39,6 +39,26 @@ fn shaders_writes_every_language_and_method() {
             let text = std::fs::read_to_string(dir.join(shader["file"].as_str().unwrap()))
                 .expect("shader file");
             assert!(text.contains("skinblend 0."), "{lang}: no header");
+            // Every attribute is named as the source declares it (three.js binds by name).
+            let names = shader["attribute_names"]
+                .as_object()
+                .expect("attribute_names");
+            let locations = shader["attributes"].as_object().expect("attributes");
+            for (role, location) in locations {
+                let Some(location) = location.as_u64() else {
+                    assert!(!names.contains_key(role), "{lang}: {role} named but absent");
+                    continue;
+                };
+                let name = names[role]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{lang}: {role}"));
+                assert!(text.contains(name), "{lang}: {name} not in the source");
+                assert!(
+                    text.contains(&format!("{location} {name}")),
+                    "{lang}: the header does not give {name} location {location}"
+                );
+            }
+            assert!(shader["apis"].is_object(), "{lang}: no apis");
         }
     }
     let out = skinblend(&[
@@ -195,6 +215,11 @@ fn webgl2_page_agrees_with_every_vector() {
     println!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "the WebGL2 check failed:\n{stdout}");
     assert!(stdout.contains("PASS: checked"), "{stdout}");
+    // The mirrored joint's zero normals (rules.undefined_normals) are left out and counted.
+    assert!(
+        stdout.contains("dq: ") && !stdout.contains(" 0 undefined normals"),
+        "{stdout}"
+    );
     std::fs::remove_dir_all(&vectors).ok();
     std::fs::remove_dir_all(&shaders).ok();
 }
