@@ -347,7 +347,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("skinblend: {}", one_line(&error));
-            if error.downcast_ref::<output::UsageError>().is_some() {
+            if output::is_usage(&error) {
                 ExitCode::from(2)
             } else {
                 ExitCode::from(1)

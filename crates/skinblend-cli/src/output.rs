@@ -4,6 +4,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use skinblend_gltf::export::{self, is_same_file, resolved};
+use skinblend_gltf::GltfError;
+
 /// Bad usage found after parsing (a combination clap cannot check): `main` prints it on one
 /// line and exits 2, like clap's own usage errors.
 #[derive(Debug)]
@@ -22,59 +25,28 @@ pub fn usage<T>(message: impl Into<String>) -> anyhow::Result<T> {
     Err(UsageError(message.into()).into())
 }
 
-/// The path with its folder resolved (links and `..` followed) and its file name kept; the
-/// whole path resolved when it exists (so a link to the input is the input). `None` when the
-/// folder does not exist (nothing there can be the input).
-fn resolved(path: &Path) -> Option<PathBuf> {
-    if let Ok(full) = path.canonicalize() {
-        return Some(full);
-    }
-    let name = path.file_name()?;
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    Some(parent.canonicalize().ok()?.join(name))
-}
-
-/// Whether `a` and `b` are the same file on Unix: same device and inode (hard links too).
-#[cfg(unix)]
-fn same_inode(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => false,
-    }
-}
-
-#[cfg(not(unix))]
-fn same_inode(_: &Path, _: &Path) -> bool {
-    false
-}
-
-/// Whether writing `output` would replace `input`: the same file after resolving links and
-/// `..` (an `output` that does not exist yet cannot be the input), or on Unix the same device
-/// and inode.
+/// Whether `error` is bad usage (exit 2): a [`UsageError`], or an output that is an input file
+/// refused by the glTF crate's writers ([`GltfError::OutputIsInput`], the rule
+/// [`refuse_input`] applies before anything is read).
 #[must_use]
-pub fn is_same_file(input: &Path, output: &Path) -> bool {
-    matches!((resolved(input), resolved(output)), (Some(a), Some(b)) if a == b)
-        || same_inode(input, output)
+pub fn is_usage(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause.is::<UsageError>()
+            || matches!(
+                cause.downcast_ref::<GltfError>(),
+                Some(GltfError::OutputIsInput { .. })
+            )
+    })
 }
 
-/// Refuses (bad usage, exit 2) an `output` that is `input`, before anything is read or written.
+/// Refuses (bad usage, exit 2) an `output` that is `input`, before anything is read or written:
+/// the workspace's one rule ([`skinblend_gltf::export::refuse_input`]), which the model's
+/// writers apply again to every file the model was read from.
 ///
 /// # Errors
 /// [`UsageError`] naming both paths.
 pub fn refuse_input(input: &Path, output: &Path) -> anyhow::Result<()> {
-    if is_same_file(input, output) {
-        return usage(format!(
-            "{}: the output is the input file {}; write to another path (the input is left \
-             untouched)",
-            output.display(),
-            input.display()
-        ));
-    }
-    Ok(())
+    export::refuse_input(&[input], output).or_else(|error| usage(error.to_string()))
 }
 
 /// The placeholder a `pose` output takes for the frame number.

@@ -90,6 +90,22 @@ pub enum GltfError {
         available: String,
     },
 
+    /// An output path that is one of the model's input files (the `.gltf`/`.glb` it was opened
+    /// from, or an external buffer or image it refers to): refused before anything is written,
+    /// so the input is left untouched ([`crate::export::refuse_input`]).
+    #[error(
+        "{}: the output is the input file {}; write to another path (the input is left \
+         untouched)",
+        output.display(),
+        input.display()
+    )]
+    OutputIsInput {
+        /// The output asked for.
+        output: PathBuf,
+        /// The input file it is.
+        input: PathBuf,
+    },
+
     /// A request that is not about the file's data (a time that is not finite, an unknown output
     /// extension).
     #[error("{what}")]

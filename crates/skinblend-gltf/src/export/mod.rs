@@ -13,9 +13,12 @@
 //! precomputed centers of rotation instead.
 //!
 //! Files are written to a temporary name beside the target and renamed, so a failure never
-//! leaves a half-written file in place of a good one.
+//! leaves a half-written file in place of a good one. The writers of a model refuse an output
+//! that is one of its input files ([`Model::input_files`]) before anything is written
+//! ([`refuse_input`], the one such rule of the workspace).
 
 mod document;
+mod guard;
 mod obj;
 
 use std::io::Write as _;
@@ -29,6 +32,7 @@ use crate::model::{Model, ROTATION_CENTER_ATTRIBUTE};
 use crate::pose::{Pose, PosedNode};
 
 use document::{merged_document, posed_document, push_float_accessor};
+pub use guard::{is_same_file, refuse_input, resolved};
 pub use obj::to_obj;
 
 /// The output formats, chosen by file extension.
@@ -71,8 +75,9 @@ impl Format {
 /// `posed` is the result of [`Model::skin_scene`] at `pose`.
 ///
 /// # Errors
-/// [`GltfError::Request`] for an unknown extension, [`GltfError::Io`] when writing fails,
-/// [`GltfError::Invalid`] when an external image cannot be embedded.
+/// [`GltfError::OutputIsInput`] when `path` is one of the model's input files (nothing is
+/// written), [`GltfError::Request`] for an unknown extension, [`GltfError::Io`] when writing
+/// fails, [`GltfError::Invalid`] when an external image cannot be embedded.
 pub fn write(
     model: &Model,
     pose: &Pose,
@@ -80,6 +85,7 @@ pub fn write(
     path: impl AsRef<Path>,
 ) -> Result<()> {
     let path = path.as_ref();
+    refuse_input(model.input_files(), path)?;
     let bytes = match Format::from_path(path)? {
         Format::Glb => to_glb(model, pose, posed)?,
         Format::Gltf => to_gltf(model, pose, posed)?,
@@ -143,10 +149,12 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Loading the result gives the same centers, so CoR skinning needs no precomputation.
 ///
 /// # Errors
-/// [`GltfError::Request`] for another extension, [`GltfError::Io`] when writing fails,
-/// [`GltfError::Invalid`] when an external image cannot be embedded.
+/// [`GltfError::OutputIsInput`] when `path` is one of the model's input files (nothing is
+/// written), [`GltfError::Request`] for another extension, [`GltfError::Io`] when writing
+/// fails, [`GltfError::Invalid`] when an external image cannot be embedded.
 pub fn write_rotation_centers(model: &Model, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
+    refuse_input(model.input_files(), path)?;
     let format = Format::from_path(path)?;
     if format == Format::Obj {
         return Err(GltfError::Request {
@@ -182,6 +190,17 @@ pub fn write_rotation_centers(model: &Model, path: impl AsRef<Path>) -> Result<(
         _ => glb_bytes(document, &bin)?,
     };
     write_atomically(path, &bytes)
+}
+
+/// Writes `bytes` made from `model` (e.g. baked frames) to `path` with [`write_atomically`],
+/// after refusing a `path` that is one of the model's input files.
+///
+/// # Errors
+/// [`GltfError::OutputIsInput`] when `path` is one of the model's input files (nothing is
+/// written), else as [`write_atomically`].
+pub fn write_derived(model: &Model, path: &Path, bytes: &[u8]) -> Result<()> {
+    refuse_input(model.input_files(), path)?;
+    write_atomically(path, bytes)
 }
 
 fn glb_bytes(mut document: Value, bin: &[u8]) -> Result<Vec<u8>> {

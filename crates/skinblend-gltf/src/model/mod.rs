@@ -1,5 +1,6 @@
 //! The loaded document: scene graph, skins, meshes and animations, validated once.
 
+mod input_files;
 mod load_animation;
 mod load_graph;
 mod load_mesh;
@@ -47,6 +48,8 @@ pub struct Model {
     pub(crate) json: Value,
     pub(crate) buffers: Vec<Vec<u8>>,
     pub(crate) base_dir: Option<PathBuf>,
+    /// The files it was read from, absolute: see [`Model::input_files`].
+    pub(crate) input_files: Vec<PathBuf>,
     /// Nodes in file order.
     pub(crate) nodes: Vec<Node>,
     /// Node indices in parent-first order (every parent before its children).
@@ -71,7 +74,9 @@ impl Model {
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let bytes = container::read_file(path)?;
-        Self::from_bytes(&bytes, path.parent())
+        let mut model = Self::from_bytes(&bytes, path.parent())?;
+        model.input_files.insert(0, input_files::absolute(path));
+        Ok(model)
     }
 
     /// Loads a document from `.gltf` JSON or `.glb` bytes. `base_dir` resolves relative buffer
@@ -156,12 +161,15 @@ impl Model {
             &mut repairs,
         )?;
         repairs.rotations_normalized += nodes_rotation_repairs(&root);
+        let input_files =
+            base_dir.map_or_else(Vec::new, |base| input_files::referenced_files(&json, base));
 
         Ok(Self {
             root,
             json,
             buffers,
             base_dir: base_dir.map(Path::to_owned),
+            input_files,
             nodes,
             order,
             skins,
@@ -301,6 +309,16 @@ impl Model {
         target.influences = Some(influences);
         target.rotation_centers = None;
         Ok(())
+    }
+
+    /// The files the model was read from, made absolute when it was loaded: the `.gltf` or
+    /// `.glb` file [`Model::open`] read (first), then the external buffer and image files its
+    /// document names (resolved against the folder it was loaded with). Empty for a model from
+    /// bytes without a folder. Its writers refuse to write over any of them
+    /// ([`crate::export::refuse_input`]).
+    #[must_use]
+    pub fn input_files(&self) -> &[PathBuf] {
+        &self.input_files
     }
 
     /// The raw JSON of the document as loaded (unknown extensions and extras included).
