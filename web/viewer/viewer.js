@@ -22,10 +22,21 @@ function showStatus(text) {
   if (api.error) return;
   statusElement.textContent = text;
 }
-function showError(message) {
+// Where the shown error came from: 'pose' (cleared by the next pose that arrives) or 'page'
+// (anything else: it stays).
+let errorSource = null;
+function showError(message, source = 'page') {
   api.error = message;
+  errorSource = source;
   statusElement.textContent = message;
   statusElement.className = 'error';
+}
+function clearError(source) {
+  if (errorSource !== source) return;
+  api.error = null;
+  errorSource = null;
+  statusElement.textContent = '';
+  statusElement.className = '';
 }
 
 async function fetchOk(url) {
@@ -196,19 +207,45 @@ async function main() {
   setClipRange();
   $('play').textContent = playing ? 'pause' : 'play';
 
-  // Poses: one request at a time; the newest wanted time wins.
+  // Poses: one request at a time; the newest wanted time wins. A failed request shows its
+  // error and makes the next one wait, RETRY_FIRST_MS doubling up to RETRY_MAX_MS while they
+  // keep failing (a page that cannot be served asks every few seconds, not every frame); the
+  // next pose that arrives clears the error and the wait.
+  const RETRY_FIRST_MS = 250;
+  const RETRY_MAX_MS = 4000;
+  let retryMs = 0;
+  let retryAt = 0;
+  let retryTimer = null;
   let wanted = time;
   let inFlight = false;
   let waiters = [];
   let posesDrawn = 0;
   async function requestPose() {
     if (inFlight) return;
+    const wait = retryAt - performance.now();
+    if (wait > 0) {
+      if (retryTimer === null) {
+        retryTimer = setTimeout(() => { retryTimer = null; requestPose().catch(fail); }, wait);
+      }
+      return;
+    }
     inFlight = true;
     try {
       while (true) {
         const t = wanted;
         const a = animation;
-        const bytes = await (await fetchOk(`/api/pose?animation=${a}&time=${t}`)).arrayBuffer();
+        let bytes;
+        try {
+          bytes = await (await fetchOk(`/api/pose?animation=${a}&time=${t}`)).arrayBuffer();
+        } catch (error) {
+          retryMs = retryMs ? Math.min(2 * retryMs, RETRY_MAX_MS) : RETRY_FIRST_MS;
+          retryAt = performance.now() + retryMs;
+          showError(String(error.message ?? error), 'pose');
+          return;
+        }
+        retryMs = 0;
+        retryAt = 0;
+        clearError('pose');
         applyPalettes(new Float32Array(bytes));
         api.shownTime = t;
         posesDrawn += 1;
@@ -233,7 +270,7 @@ async function main() {
     wanted = t;
     slider.value = String(t);
     $('time-label').textContent = `${t.toFixed(3)} s`;
-    requestPose().catch((error) => showError(String(error.message ?? error)));
+    requestPose().catch(fail);
   }
   api.setTime = (t) => new Promise((resolve) => {
     playing = false;
@@ -431,7 +468,8 @@ async function main() {
     last = now;
     if (playing) {
       const { start_s: start, end_s: end } = clip();
-      let t = time + dt;
+      // A time that is not a number (?time=NaN) plays from the clip's start.
+      let t = Number.isFinite(time) ? time + dt : start;
       if (t > end) t = start + ((t - start) % Math.max(end - start, 1e-6));
       want(t);
     }

@@ -1,9 +1,10 @@
 //! `skinblend view FILE`: a live side-by-side viewer (LBS | DQS | CoR) in the browser.
 //!
-//! A small HTTP server (tiny_http) bound to 127.0.0.1 serves the page (web/viewer/, embedded
-//! in the binary with three.js vendored beside it, so it works offline and from any folder)
-//! and the model's data as JSON and binary endpoints. Nothing else: no path reaches the file
-//! system, and any other path is 404. The page skins in the vertex shader with the GLSL ES
+//! A small HTTP/1.1 server of its own on `std::net` (bounded: connections, request head size,
+//! time to send a head; see `server`), bound to 127.0.0.1, serves the page (web/viewer/,
+//! embedded in the binary with three.js vendored beside it, so it works offline and from any
+//! folder) and the model's data as JSON and binary endpoints. Nothing else: no path reaches
+//! the file system, and any other path is 404. The page skins in the vertex shader with the GLSL ES
 //! functions of `skinblend shaders --lang glsl-es` (served as generated here, at start) and
 //! the palettes this server prepares per pose with the core (`/api/pose`), so the DQS split
 //! and the CoR placement are the ones the CPU, the GPU and the conformance vectors use.

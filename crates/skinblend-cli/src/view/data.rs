@@ -5,7 +5,6 @@
 //! One file, a little over 600 lines, on purpose: every route reads the one `Viewer` state
 //! and its background jobs, so splitting it would spread one lock discipline over several files.
 
-use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
@@ -78,9 +77,9 @@ pub struct Viewer {
     pub shaders: Vec<(&'static str, String)>,
     /// The background work's state.
     pub background: Arc<Mutex<Background>>,
-    /// One CPU scene skinner per method for the colour maps, made on first use (only the
-    /// request loop's thread uses them).
-    skinners: RefCell<Option<Vec<SceneSkinner<'static, CpuBackend>>>>,
+    /// One CPU scene skinner per method for the colour maps, made on first use; the server's
+    /// workers take turns with them.
+    skinners: Mutex<Option<Vec<SceneSkinner<'static, CpuBackend>>>>,
 }
 
 /// The colour maps of `/api/colors`, those of `compare`'s pictures.
@@ -177,7 +176,7 @@ impl Viewer {
             model_json: String::new(),
             mesh_bytes: Vec::new(),
             shaders,
-            skinners: RefCell::new(None),
+            skinners: Mutex::new(None),
             background: Arc::new(Mutex::new(Background {
                 metrics: vec![None; model.animations().len()],
                 ..Background::default()
@@ -339,6 +338,11 @@ impl Viewer {
         Ok(bytes)
     }
 
+    /// How many animations the file has (`/api/pose?animation=INDEX` takes 0 to this - 1).
+    pub fn animation_count(&self) -> usize {
+        self.model.animations().len()
+    }
+
     /// The palettes at `time_s` of `animation` (`None`: the rest pose) for every skin, then
     /// every method in order: each the joints' entries of the method's GLSL ES uniform block
     /// (skinblend_gpu's palette layout, [`GpuPalette::bytes`]); the page pads the block.
@@ -398,7 +402,10 @@ impl Viewer {
             Some(a) => model.pose(Some(a), time_s)?,
             None => model.rest_pose(),
         };
-        let mut guard = self.skinners.borrow_mut();
+        let mut guard = self
+            .skinners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if guard.is_none() {
             let mut skinners = Vec::with_capacity(self.methods.len());
             for &method in &self.methods {
