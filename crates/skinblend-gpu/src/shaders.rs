@@ -21,6 +21,9 @@
 //!   that many entries (unused ones zero).
 //! - `clip_from_world`, `@group(0) @binding(1)`: a uniform `mat4x4<f32>` (column-major), applied
 //!   as is (`clip = clip_from_world · world`; no coordinate-space adjustment is added).
+//! - GLSL 4.50 states both as `layout(binding = 0)` and `layout(binding = 1)` without a `set`
+//!   (descriptor set 0 in Vulkan), so one file compiles for Vulkan (SPIR-V) and for OpenGL;
+//!   GLSL ES 3.00 has no binding qualifier (bind its blocks by name).
 //! - Vertex attributes: location 0 the bind-pose position (vec3), 1 the normal (vec3), 2 the
 //!   joints (`uvec4`, glTF `JOINTS_0`), 3 the weights (vec4, `WEIGHTS_0`; divided by their sum),
 //!   and for CoR 4 the vertex's center of rotation (vec4: xyz the center, w = 1 when it has one,
