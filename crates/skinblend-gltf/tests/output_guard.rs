@@ -65,7 +65,7 @@ fn assert_every_writer_refuses(model: &Model, output: &Path, input: &Path, files
     for (file, bytes) in files.iter().zip(&before) {
         assert_eq!(&std::fs::read(file).unwrap(), bytes, "{}", file.display());
     }
-    let leftovers: Vec<_> = std::fs::read_dir(output.parent().unwrap())
+    let leftovers: Vec<_> = std::fs::read_dir(input.parent().unwrap())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|name| name.contains(".tmp-"))
@@ -83,6 +83,12 @@ fn same_file_by_path_dot_dot_and_links() {
     assert!(is_same_file(&input, &dir.join("./sub/.././x.glb")));
     assert!(!is_same_file(&input, &dir.join("y.glb")), "a new file");
     assert!(!is_same_file(&input, &dir.join("missing/x.glb")));
+    // Writers create missing folders: `missing/../x.glb` is `x.glb` once `missing` exists.
+    assert!(is_same_file(&input, &dir.join("missing/../x.glb")));
+    assert!(is_same_file(
+        &input,
+        &dir.join("missing/deeper/../../x.glb")
+    ));
     let other = write_glb(&dir, "other.glb");
     assert!(!is_same_file(&input, &other), "another file");
     #[cfg(unix)]
@@ -116,6 +122,11 @@ fn a_model_refuses_to_write_over_its_glb() {
     let files = [input.clone()];
     assert_every_writer_refuses(&model, &input, &input, &files);
     assert_every_writer_refuses(&model, &dir.join("sub/../copy.glb"), &input, &files);
+    assert_every_writer_refuses(&model, &dir.join("missing/../copy.glb"), &input, &files);
+    assert!(
+        !dir.join("missing").exists(),
+        "a refused write creates no folder"
+    );
     #[cfg(unix)]
     {
         let link = dir.join("link.glb");

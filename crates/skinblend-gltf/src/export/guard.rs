@@ -4,24 +4,41 @@
 //! [`Model`](crate::Model) ([`write`](super::write), [`write_rotation_centers`](super::write_rotation_centers),
 //! [`write_derived`](super::write_derived)), the command line program and the Python package.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use crate::error::{GltfError, Result};
 
-/// The path with its folder resolved (links and `..` followed) and its file name kept; the
-/// whole path resolved when it exists (so a link to a file is that file). `None` when the
-/// folder does not exist (nothing there can be an existing input).
+/// The file `path` names, as the system would reach it: its deepest existing ancestor resolved
+/// (links and `..` followed), the rest applied by name (a missing folder is no link, so
+/// `missing/..` is where it stands: writers create missing folders, and `missing/../x.glb` is
+/// then `x.glb`). The whole path resolved when it exists, so a link to a file is that file.
+/// `None` only when no ancestor can be resolved (a current folder that was deleted).
 #[must_use]
 pub fn resolved(path: &Path) -> Option<PathBuf> {
     if let Ok(full) = path.canonicalize() {
         return Some(full);
     }
-    let name = path.file_name()?;
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    Some(parent.canonicalize().ok()?.join(name))
+    for ancestor in path.ancestors().skip(1) {
+        let folder = if ancestor.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            ancestor
+        };
+        let Ok(mut full) = folder.canonicalize() else {
+            continue;
+        };
+        for component in path.strip_prefix(ancestor).ok()?.components() {
+            match component {
+                Component::Normal(name) => full.push(name),
+                Component::ParentDir => {
+                    full.pop();
+                }
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            }
+        }
+        return Some(full);
+    }
+    None
 }
 
 /// Whether `a` and `b` are the same file on Unix: same device and inode (hard links too).
@@ -40,8 +57,8 @@ fn same_inode(_: &Path, _: &Path) -> bool {
 }
 
 /// Whether writing `output` would replace `input`: the same file after resolving links and
-/// `..` (an `output` that does not exist yet cannot be an existing input), or on Unix the same
-/// device and inode.
+/// `..` ([`resolved`]; also through folders a writer would create), or on Unix the same device
+/// and inode (hard links).
 #[must_use]
 pub fn is_same_file(input: &Path, output: &Path) -> bool {
     matches!((resolved(input), resolved(output)), (Some(a), Some(b)) if a == b)
