@@ -1,7 +1,6 @@
 //! Conversions between numpy arrays and the crates' types, errors as Python exceptions, and
 //! the thread pools that `threads=` selects.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -22,7 +21,8 @@ pub(crate) fn skin_error(error: SkinError) -> PyErr {
 }
 
 /// A glTF error about `file` as the CLI prints it (`FILE: message`, the file named once):
-/// `FileNotFoundError` when the file does not exist, `GltfError` otherwise.
+/// `FileNotFoundError` when the file does not exist, `ValueError` for an output that is an
+/// input file (bad usage, as the CLI's exit 2), `GltfError` otherwise.
 pub(crate) fn gltf_error(file: &Path, error: GltfError) -> PyErr {
     let file = file.display().to_string();
     let text = error.to_string().replace(['\n', '\r'], " ");
@@ -35,6 +35,7 @@ pub(crate) fn gltf_error(file: &Path, error: GltfError) -> PyErr {
         GltfError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
             PyFileNotFoundError::new_err(line)
         }
+        GltfError::OutputIsInput { .. } => PyValueError::new_err(line),
         _ => PyGltfError::new_err(line),
     }
 }
@@ -160,24 +161,51 @@ pub(crate) fn vec4_array<'py>(py: Python<'py>, v: &[Vec4]) -> PyResult<Bound<'py
     array2(py, bytemuck::cast_slice::<Vec4, f32>(v).to_vec(), 4)
 }
 
-/// Rayon pools by thread count, built once each (building one per call would cost more than
-/// skinning a small mesh).
+/// The most threads `threads=` may ask for. More threads than cores only add switching and
+/// memory (each one a stack), and creating thousands fails ("Resource temporarily
+/// unavailable"); 256 is above the hardware threads of most machines (two 64-core sockets with
+/// SMT), and `threads=None` (the global pool) uses every core of any machine.
+pub(crate) const MAX_THREADS: usize = 256;
+
+/// Pools kept for reuse, the most recently used first: enough for a caller that alternates two
+/// `threads=` values; at most `MAX_POOLS × MAX_THREADS` idle threads. Building a pool per call
+/// would cost more than skinning a small mesh; keeping one per value ever asked for leaks.
+const MAX_POOLS: usize = 2;
+
+/// The rayon pool of `threads` threads: reused while it is among the [`MAX_POOLS`] most recently
+/// used, else built, dropping the least recently used one (its threads exit once the calls
+/// running on it return).
 pub(crate) fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
-    static POOLS: Mutex<Option<HashMap<usize, Arc<rayon::ThreadPool>>>> = Mutex::new(None);
+    static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
     let mut pools = POOLS
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let pools = pools.get_or_insert_with(HashMap::new);
-    if let Some(pool) = pools.get(&threads) {
-        return Ok(Arc::clone(pool));
+    if let Some(i) = pools.iter().position(|(n, _)| *n == threads) {
+        let entry = pools.remove(i);
+        let pool = Arc::clone(&entry.1);
+        pools.insert(0, entry);
+        return Ok(pool);
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .map_err(|e| PyValueError::new_err(format!("threads: {e}")))?;
+        .map_err(|e| PyValueError::new_err(format!("threads={threads}: {e}")))?;
     let pool = Arc::new(pool);
-    pools.insert(threads, Arc::clone(&pool));
+    pools.insert(0, (threads, Arc::clone(&pool)));
+    // Dropping a pool tells its threads to exit (rayon joins no thread in `drop`).
+    pools.truncate(MAX_POOLS);
     Ok(pool)
+}
+
+/// Checks a `threads=` value: `None` or 1 to [`MAX_THREADS`].
+pub(crate) fn check_threads(threads: Option<usize>) -> PyResult<()> {
+    match threads {
+        Some(0) => Err(PyValueError::new_err("threads: expected at least 1, got 0")),
+        Some(n) if n > MAX_THREADS => Err(PyValueError::new_err(format!(
+            "threads: expected at most {MAX_THREADS} (the limit; None uses every core), got {n}"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Runs `f` on `threads` threads (`None`: the global rayon pool, every core).
@@ -185,9 +213,9 @@ pub(crate) fn on_threads<T: Send>(
     threads: Option<usize>,
     f: impl FnOnce() -> T + Send,
 ) -> PyResult<T> {
+    check_threads(threads)?;
     match threads {
         None => Ok(f()),
-        Some(0) => Err(PyValueError::new_err("threads: expected at least 1, got 0")),
         Some(n) => Ok(pool(n)?.install(f)),
     }
 }

@@ -1,20 +1,16 @@
 //! Module-level functions: centers of rotation, metrics, the built-in rigs and evidence rows,
-//! the benchmark mesh, the atomic writer, and what this build runs.
-
-use std::path::PathBuf;
+//! the benchmark mesh, and what this build runs.
 
 use glam::Vec3;
 use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyDict, PyList};
 use skinblend::cor::CorOptions;
 use skinblend::Influences;
-use skinblend_gltf::export;
 
 use crate::convert::{
-    diagnostics_dict, gltf_error, skin_error, slice, stats_dict, triangles, vec3_array, vec3s,
-    vec4_array,
+    diagnostics_dict, skin_error, slice, stats_dict, triangles, vec3_array, vec3s, vec4_array,
 };
 
 /// Centers of rotation of a mesh (Le & Hodgins 2016): `(centers [N, 3], vertices_without_center)`.
@@ -194,19 +190,6 @@ pub(crate) fn evidence_rows(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         list.append(dict)?;
     }
     Ok(list)
-}
-
-/// Writes `data` to `path` through the workspace's one atomic writer (temporary name, flush,
-/// rename).
-#[pyfunction]
-pub(crate) fn write_atomically(
-    py: Python<'_>,
-    path: PathBuf,
-    data: Bound<'_, PyBytes>,
-) -> PyResult<()> {
-    let bytes = data.as_bytes().to_vec();
-    py.detach(|| export::write_atomically(&path, &bytes))
-        .map_err(|e| gltf_error(&path, e))
 }
 
 /// `skinblend bench`'s synthetic rig (`skinblend::fixtures::benchmark_mesh`) as a dict of

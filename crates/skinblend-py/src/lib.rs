@@ -26,7 +26,7 @@ use skinblend::Method;
 
 use functions::{
     benchmark_mesh, candy_wrapper_radius, displacement, edge_ratios, evidence_rows,
-    fixture_palette, fixtures, rotation_centers, volume_ratio, write_atomically,
+    fixture_palette, fixtures, rotation_centers, volume_ratio,
 };
 use model::{NativeModel, NativePose};
 use skinner::NativeSkinner;
@@ -57,6 +57,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeModel>()?;
     m.add_class::<NativePose>()?;
     m.add("GltfError", m.py().get_type::<PyGltfError>())?;
+    m.add("MAX_THREADS", convert::MAX_THREADS)?;
     m.add_function(wrap_pyfunction!(rotation_centers, m)?)?;
     m.add_function(wrap_pyfunction!(candy_wrapper_radius, m)?)?;
     m.add_function(wrap_pyfunction!(edge_ratios, m)?)?;
@@ -65,7 +66,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fixtures, m)?)?;
     m.add_function(wrap_pyfunction!(fixture_palette, m)?)?;
     m.add_function(wrap_pyfunction!(evidence_rows, m)?)?;
-    m.add_function(wrap_pyfunction!(write_atomically, m)?)?;
     m.add_function(wrap_pyfunction!(method_names, m)?)?;
     m.add_function(wrap_pyfunction!(benchmark_mesh, m)?)?;
     m.add_function(wrap_pyfunction!(simd_backend, m)?)?;

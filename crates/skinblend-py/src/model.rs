@@ -1,13 +1,13 @@
 //! `NativeModel` and `NativePose`: a loaded glTF model, its poses, and the scene skinned or
 //! baked through the scene skinner.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use glam::Vec3;
 use numpy::{IntoPyArray, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 use skinblend::cor::CorOptions;
 use skinblend::SkinOptions;
 use skinblend_gltf::{export, GltfError, Model, Pose, SceneOptions, SceneSkinner};
@@ -51,6 +51,11 @@ pub(crate) struct NativeModel {
 impl NativeModel {
     fn err(&self, error: GltfError) -> PyErr {
         gltf_error(&self.path, error)
+    }
+
+    /// `ValueError` when `path` is one of the model's input files (see `refuse_output`).
+    fn refuse(&self, path: &Path) -> PyResult<()> {
+        export::refuse_input(self.model.input_files(), path).map_err(|e| gltf_error(path, e))
     }
 
     fn scene_options(&self, method: &str) -> PyResult<SceneOptions> {
@@ -218,7 +223,8 @@ impl NativeModel {
     }
 
     /// Skins at `pose` with `method` and writes the posed scene to `path` (`.glb`, `.gltf` or
-    /// `.obj`), atomically, as `skinblend pose` does.
+    /// `.obj`), atomically, as `skinblend pose` does; `ValueError` (before any work) when `path`
+    /// is one of the model's input files.
     fn export(
         &self,
         py: Python<'_>,
@@ -226,6 +232,7 @@ impl NativeModel {
         pose: &NativePose,
         method: &str,
     ) -> PyResult<()> {
+        self.refuse(&path)?;
         export::Format::from_path(&path).map_err(|e| gltf_error(&path, e))?;
         let options = SkinOptions {
             method: parse_method(method)?,
@@ -264,7 +271,35 @@ impl NativeModel {
             .collect())
     }
 
-    /// Writes a copy of the file carrying the centers of rotation (`skinblend centers`).
+    /// `ValueError` when writing `path` would replace one of the model's input files (the
+    /// `.gltf`/`.glb` and the external files it read): the rule every writer applies
+    /// (`skinblend_gltf::export::refuse_input`).
+    fn refuse_output(&self, path: PathBuf) -> PyResult<()> {
+        self.refuse(&path)
+    }
+
+    /// `[path]` of every input file of the model: the `.gltf`/`.glb`, then its external buffers
+    /// and images.
+    fn input_files(&self) -> Vec<PathBuf> {
+        self.model.input_files().to_vec()
+    }
+
+    /// Writes `data` (made from this model, e.g. baked frames) to `path` atomically, refusing a
+    /// `path` that is one of the model's input files (`ValueError`, nothing written).
+    fn write_derived(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        data: Bound<'_, PyBytes>,
+    ) -> PyResult<()> {
+        let bytes = data.as_bytes().to_vec();
+        let model = &self.model;
+        py.detach(|| export::write_derived(model, &path, &bytes))
+            .map_err(|e| gltf_error(&path, e))
+    }
+
+    /// Writes a copy of the file carrying the centers of rotation (`skinblend centers`);
+    /// `ValueError` when `path` is one of the model's input files.
     fn write_rotation_centers(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         let model = &self.model;
         py.detach(|| export::write_rotation_centers(model, &path))

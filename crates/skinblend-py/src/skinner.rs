@@ -15,8 +15,8 @@ use skinblend::{
 };
 
 use crate::convert::{
-    check_columns, diagnostics_dict, matrices, on_threads, out_slice, parse_method, skin_error,
-    slice, vec3s, vec4s,
+    check_columns, check_threads, diagnostics_dict, matrices, on_threads, out_slice, parse_method,
+    skin_error, slice, vec3s, vec4s,
 };
 
 /// A mesh's inputs, validated once, and its palette prepared for each frame into the same
@@ -66,6 +66,7 @@ impl NativeSkinner {
         centers: Option<PyReadonlyArray2<'_, f32>>,
         threads: Option<usize>,
     ) -> PyResult<Self> {
+        check_threads(threads)?;
         let method = parse_method(method)?;
         let k = joints.shape()[1];
         let influences = Influences::new(

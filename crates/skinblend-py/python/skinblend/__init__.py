@@ -24,6 +24,13 @@ Conventions
   ``FileNotFoundError`` and :class:`GltfError` (a ``ValueError`` naming the JSON path), with
   the command line program's one-line messages.
 - Skinning releases the GIL: other Python threads run meanwhile.
+- ``threads=``: ``None`` (every core, one shared pool) or 1 to :data:`MAX_THREADS`; larger
+  values are a ``ValueError``. Pools of the two most recently used counts are kept; an older
+  one is dropped and its threads exit.
+- Writers (:meth:`Model.export`, :meth:`Model.write_rotation_centers`, :func:`bake_job`,
+  :func:`bake`) refuse an output that is an input file of the model (its ``.gltf``/``.glb``,
+  or an external buffer or image it read; also through ``..``, a symbolic or a hard link)
+  with a ``ValueError``, before writing anything, as the command line program does.
 
 (This module is the package's whole public API, about 600 lines, most of them docstrings; the
 work is done in the Rust extension ``skinblend._native``.)
@@ -41,8 +48,14 @@ import numpy as np
 from . import _native
 from ._native import GltfError
 
+#: The most threads a ``threads=`` argument may ask for (256): more threads than cores only
+#: add switching and memory, and thousands cannot be created at all; ``threads=None`` uses
+#: every core of any machine.
+MAX_THREADS: int = _native.MAX_THREADS
+
 __all__ = [
     "GltfError",
+    "MAX_THREADS",
     "METHODS",
     "SkinResult",
     "Skinner",
@@ -163,6 +176,10 @@ def _threads(threads: Optional[int]) -> Optional[int]:
         return None
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
         raise ValueError(f"threads: expected None or an integer of at least 1, got {threads!r}")
+    if threads > MAX_THREADS:
+        raise ValueError(
+            f"threads: expected at most {MAX_THREADS} (MAX_THREADS; None uses every core), got {threads}"
+        )
     return int(threads)
 
 
@@ -186,7 +203,8 @@ class Skinner:
     residual (scale, shear) acts (``None``: the origin; a glTF skin's joint centers are these).
     ``centers`` ``(N, 3)``: per-vertex centers of rotation for ``method="cor"`` (NaN rows: none,
     skinned by DQS). ``threads``: ``None`` for every core, ``1`` for the calling thread only, or
-    a count. Results are bit-identical on any thread count.
+    a count up to :data:`MAX_THREADS` (256; more is a ``ValueError``). Results are
+    bit-identical on any thread count.
     """
 
     def __init__(
@@ -493,7 +511,8 @@ class Model:
     def export(self, path: Path, method: str = "dq", pose: Optional[Pose] = None) -> None:
         """Skins at ``pose`` (default: :meth:`pose`'s) and writes the posed scene to ``path``
         (``.glb``, ``.gltf`` or ``.obj``), everything else kept, atomically: byte for byte what
-        ``skinblend pose`` writes."""
+        ``skinblend pose`` writes. Raises ``ValueError``, writing nothing, when ``path`` is an
+        input file of this model (see :meth:`input_files`)."""
         pose = self.pose() if pose is None else pose
         self._native.export(str(path), pose._native, _method(method))
 
@@ -507,8 +526,14 @@ class Model:
         ]
 
     def write_rotation_centers(self, path: Path) -> None:
-        """Writes a copy of the file carrying the centers (``skinblend centers -o``)."""
+        """Writes a copy of the file carrying the centers (``skinblend centers -o``). Raises
+        ``ValueError``, writing nothing, when ``path`` is an input file of this model."""
         self._native.write_rotation_centers(str(path))
+
+    def input_files(self) -> List[str]:
+        """The files this model was read from, absolute: the ``.gltf``/``.glb``, then the
+        external buffers and images it names. Every writer refuses to write over them."""
+        return [str(p) for p in self._native.input_files()]
 
     def nodes(self) -> List[Dict[str, Any]]:
         """Every node: ``name`` (or ``None``), ``mesh`` and ``skin`` indices (or ``None``)."""

@@ -15,7 +15,6 @@ from typing import Any, List, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _native
 
 
 @dataclass(frozen=True)
@@ -28,7 +27,9 @@ class BakeJob:
     when the file has none). ``output``: an ``.npz`` file, written atomically, holding
     ``times_s`` (float32 ``(F,)``) and, per skinned node and primitive,
     ``node{n}_mesh{m}_primitive{p}`` (float32 positions ``(F, N, 3)``, in the space of the
-    scene). ``threads``: the cores one job may use (``None``: all of its worker's machine).
+    scene). ``threads``: the cores one job may use (``None``: all of its worker's machine; at
+    most :data:`~skinblend.MAX_THREADS`). An ``output`` that is an input file of the model
+    (``file`` or an external file it reads) is refused with ``ValueError``; nothing is written.
     """
 
     file: str
@@ -57,12 +58,15 @@ def _times(model: Any, job: BakeJob) -> np.ndarray:
 
 def bake_job(job: BakeJob) -> str:
     """Runs one job in this process and returns its output path. What :func:`bake` runs on
-    each worker; call it directly for a serial run."""
+    each worker; call it directly for a serial run. Raises ``ValueError``, before skinning and
+    writing nothing, when ``job.output`` is an input file of the model (as
+    :meth:`~skinblend.Model.export` does)."""
     from . import load
 
     if not str(job.output).endswith(".npz"):
         raise ValueError(f"output: expected a .npz path, got {job.output!r}")
     model = load(job.file)
+    model._native.refuse_output(os.fspath(job.output))
     times = _times(model, job)
     baked = model.skin_frames(job.animation, times.tolist(), job.method, threads=job.threads)
     arrays = {"times_s": times}
@@ -71,7 +75,7 @@ def bake_job(job: BakeJob) -> str:
             arrays[f"node{node}_mesh{mesh}_primitive{p}"] = positions
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
-    _native.write_atomically(os.fspath(job.output), buffer.getvalue())
+    model._native.write_derived(os.fspath(job.output), buffer.getvalue())
     return os.fspath(job.output)
 
 
@@ -87,8 +91,9 @@ def bake(
     ``client``: a ``dask.distributed.Client``; a scheduler address (``"tcp://host:8786"``) to
     connect to; or ``None`` to start a ``LocalCluster`` of ``n_workers`` single-threaded
     worker processes (default: Dask's choice for this machine) for this call and close it
-    after. The first failing job's exception is raised (its message names the file). Needs
-    ``pip install "dask[distributed]"``.
+    after. The first failing job's exception is raised (its message names the file; a job
+    whose output is an input file of its model raises ``ValueError``, see :func:`bake_job`).
+    Needs ``pip install "dask[distributed]"``.
     """
     from dask.distributed import Client, LocalCluster
 
