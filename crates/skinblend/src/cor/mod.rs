@@ -33,6 +33,50 @@
 //! the work is split into fixed chunks and every sum is taken in a fixed order, so the result is
 //! bit-identical on any number of threads, and to [`CorOptions::parallel`] `false`.
 //!
+//! # Memory
+//! Clusters merge only where neighbouring weights agree. Where they do not (weights that change
+//! from vertex to vertex, e.g. four random joints of 64 per vertex) every triangle splits into
+//! 64 to 256 sub-triangles of up to 12 joints, each its own cluster with 66 joint pairs: about
+//! 300 kB per triangle, 23 GB for 100k vertices before this bound. So the clusters and their
+//! pair index get a working-memory budget, [`CorOptions::memory_budget_bytes`], by default
+//! [`default_memory_budget_bytes`]: [`COR_BUDGET_FIXED_BYTES`] (256 MiB) +
+//! [`COR_BUDGET_BYTES_PER_TRIANGLE`] (1 KiB) per triangle + what the corner quadrature below
+//! needs (584 bytes per vertex for four influences, and 64 per pair of joints). Their size is
+//! counted from the number of clusters, joints and pairs (upper bounds of what they allocate),
+//! so the decision is deterministic.
+//!
+//! The precomputation first tries the full quadrature. If the clusters merged so far (with the
+//! pair index they will need), or those of any one chunk of triangles (with at most an eighth of
+//! the budget), pass the budget, it starts again with the triangles whose subdivision could
+//! create more than 4096 pair entries (sub-triangles × joint pairs) *lumped*: each corner with
+//! two or more joints stands for the third of the triangle nearest to it (area `A/3`, centroid
+//! `(22a + 7b + 7c)/36` for corner `a`) with that vertex's own weights, so those clusters are at
+//! most one per distinct vertex weight vector. Then above 256 entries, and finally every
+//! triangle, which fits by construction. The attempts, chunks and merge order are the same on
+//! any thread count, so the result stays bit-identical to the serial one.
+//! [`RotationCenters::lumped_triangles`] counts the lumped triangles.
+//!
+//! Smooth weights never get there: the fixtures, the sample models and 100k-vertex painted
+//! cylinders (`examples/cor_timing.rs`) use a few percent of the budget and are unchanged to the
+//! bit. Lumping trades the sub-triangle quadrature of the lumped triangles for one sample per
+//! corner: on random weights (four random joints of 64 per vertex on a grid of 400 and 1600
+//! vertices) the centers move by a mean 8% and 6% of the mesh's diagonal against the full
+//! quadrature. On such weights the full quadrature is itself a noisy average of many unrelated
+//! triangles. At ε below the default a dense small mesh may pass the budget too (RiggedFigure
+//! and Fox at ε = 0.03 lump half their triangles); raise [`CorOptions::memory_budget_bytes`] to
+//! keep it exact.
+//!
+//! The peak is at most [`memory_bound_bytes`]: 9/4 of the budget, plus 160 bytes and 32 per
+//! influence per vertex, plus 1 MiB, counted in bytes asked of the allocator (its result
+//! included, its inputs not). Measured by `cargo test --release -p skinblend --test cor_memory
+//! -- --nocapture` on two cores (an AMD EPYC VM): random weights, 100 489 vertices and 199 712
+//! triangles, all lumped, in 3.3 s (33 µs per vertex), peak 177 MB (1.8 kB per vertex; the
+//! bound is 1.09 GB, 10.9 kB per vertex); 20 164 vertices, 0.7 s and 171 MB, most of it the
+//! full quadrature's attempt filling its share of the fixed budget. The time is dominated by
+//! the sum over pairs, proportional to the vertices times the clusters sharing their joint
+//! pairs: seconds for 100k vertices when clusters are per vertex, longer when a budget-sized
+//! pair index survives the attempts (a mesh of both smooth and random regions).
+//!
 //! # File format
 //! [`encode_rotation_centers`] / [`decode_rotation_centers`], little-endian:
 //! `b"SKBLCOR\0"`, `u32` version ([`COR_FORMAT_VERSION`]), `u64` vertex count, then per vertex
@@ -42,7 +86,10 @@
 mod cluster;
 mod file_format;
 
-use cluster::{cluster_triangles, ClusterMap, PairIndex, Settings, SparseWeights};
+use cluster::{
+    cluster_triangles, ClusterMap, PairIndex, Settings, SparseWeights, CLUSTER_BYTES,
+    JOINT_SLOT_BYTES, PAIR_BYTES, PAIR_ENTRY_BYTES,
+};
 pub use file_format::{decode_rotation_centers, encode_rotation_centers, COR_FORMAT_VERSION};
 
 use std::ops::Range;
@@ -75,6 +122,33 @@ pub const DEFAULT_WEIGHT_QUANTUM: f32 = 1.0 / 1024.0;
 /// NaN. Such a vertex is skinned by DQS under [`crate::Method::CenterOfRotation`].
 pub const NO_ROTATION_CENTER: Vec3 = Vec3::NAN;
 
+/// The fixed part of the default working-memory budget (see the module docs, "Memory"), so
+/// that a small mesh keeps the full quadrature however its weights vary. The densest sample
+/// model, RiggedFigure (30 491 clusters and 245 042 pair entries over 256 triangles), needs
+/// about 22 MB, 10 MB of it in its one chunk of triangles, whose share is an eighth of the
+/// budget: 256 MiB leaves it a factor of three.
+pub const COR_BUDGET_FIXED_BYTES: usize = 256 << 20;
+
+/// The per-triangle part of the default working-memory budget: two clusters of four joints
+/// with their pair entries per triangle beyond what the vertices' own weights need. Smooth
+/// weights use a small fraction of it (a 100k-vertex painted cylinder: 4 102 clusters in all).
+pub const COR_BUDGET_BYTES_PER_TRIANGLE: usize = 1024;
+
+/// Bytes per vertex, beyond the budget, that the precomputation allocates for `k` influences
+/// per vertex: the normalized weights (16 bytes per influence and an 8-byte offset), the map
+/// from weight vectors to their first vertex (a key of 16 bytes per influence and a `HashMap`
+/// bucket of up to 80 bytes), the vertex-to-vector index, and the centers (12 bytes, twice:
+/// per distinct vector and per vertex), rounded up.
+const fn per_vertex_overhead_bytes(k: usize) -> usize {
+    k.saturating_mul(32).saturating_add(160)
+}
+
+/// Pair entries per triangle above which a triangle is represented by its corners instead of
+/// being subdivided, one value per attempt (see the module docs, "Memory"): first none (the
+/// full quadrature), then the costliest triangles, finally all. Powers of 16 apart, so each
+/// attempt keeps the cheaper triangles exact.
+const LUMP_ABOVE: [usize; 4] = [usize::MAX, 4096, 256, 0];
+
 /// Triangles per unit of subdivision work: fixed, so the clusters' sums are grouped the same
 /// way on any number of threads.
 const TRIANGLE_CHUNK: usize = 256;
@@ -98,6 +172,11 @@ pub struct CorOptions {
     /// Run on the current rayon pool (default `true`; ignored without the `rayon` feature). The
     /// result is bit-identical either way.
     pub parallel: bool,
+    /// The working-memory budget of the clusters, in bytes (see the module docs, "Memory");
+    /// `None` (the default) for [`default_memory_budget_bytes`]. Raise it to keep the full
+    /// quadrature on a large mesh whose weights vary from vertex to vertex; a budget below what
+    /// the corner quadrature needs is raised to that.
+    pub memory_budget_bytes: Option<usize>,
 }
 
 impl Default for CorOptions {
@@ -107,6 +186,7 @@ impl Default for CorOptions {
             subdivision_epsilon: DEFAULT_SUBDIVISION_EPSILON,
             weight_quantum: DEFAULT_WEIGHT_QUANTUM,
             parallel: true,
+            memory_budget_bytes: None,
         }
     }
 }
@@ -149,6 +229,12 @@ pub struct RotationCenters {
     pub triangle_clusters: usize,
     /// Distinct vertex weight vectors, each computed once.
     pub distinct_weights: usize,
+    /// Entries of the per-joint-pair index: each cluster once per pair of its joints.
+    pub pair_entries: usize,
+    /// Triangles represented by their corners rather than subdivided, to stay within
+    /// [`CorOptions::memory_budget_bytes`]; 0 when the full quadrature fitted (see the module
+    /// docs, "Memory").
+    pub lumped_triangles: usize,
 }
 
 /// Whether `center` is a center of rotation rather than [`NO_ROTATION_CENTER`].
@@ -202,6 +288,99 @@ fn merge(entries: impl Iterator<Item = (u16, f64)>) -> Vec<(u16, f64)> {
         }
     });
     list
+}
+
+/// Pairs of `n` things, saturating.
+fn pairs_of(n: usize) -> usize {
+    n.saturating_mul(n.saturating_sub(1)) / 2
+}
+
+/// The clusters' working memory that the corner quadrature (every triangle lumped to its
+/// corners) needs at most: one cluster per vertex with its `k` joints and their pairs, and every
+/// pair of `joint_count` joints.
+fn corner_quadrature_bytes(vertex_count: usize, k: usize, joint_count: usize) -> usize {
+    let per_vertex = CLUSTER_BYTES
+        .saturating_add(k.saturating_mul(JOINT_SLOT_BYTES))
+        .saturating_add(pairs_of(k).saturating_mul(PAIR_ENTRY_BYTES));
+    let joint_pairs = pairs_of(joint_count);
+    vertex_count
+        .saturating_mul(per_vertex)
+        .saturating_add(joint_pairs.saturating_mul(PAIR_BYTES))
+}
+
+/// The default working-memory budget of the clusters for a mesh of `vertex_count` vertices with
+/// `influences_per_vertex` influences each over `joint_count` joints, and `triangle_count`
+/// triangles: [`COR_BUDGET_FIXED_BYTES`], plus [`COR_BUDGET_BYTES_PER_TRIANGLE`] per triangle,
+/// plus what the corner quadrature needs (per vertex 192 bytes, 26 per influence and 48 per
+/// pair of influences: 584 bytes for four; and 64 per pair of joints).
+#[must_use]
+pub fn default_memory_budget_bytes(
+    vertex_count: usize,
+    triangle_count: usize,
+    influences_per_vertex: usize,
+    joint_count: usize,
+) -> usize {
+    COR_BUDGET_FIXED_BYTES
+        .saturating_add(triangle_count.saturating_mul(COR_BUDGET_BYTES_PER_TRIANGLE))
+        .saturating_add(corner_quadrature_bytes(
+            vertex_count,
+            influences_per_vertex,
+            joint_count,
+        ))
+}
+
+/// The budget `options` give a mesh: [`CorOptions::memory_budget_bytes`] or the default, and
+/// never less than the corner quadrature needs.
+fn memory_budget_bytes(
+    options: &CorOptions,
+    vertex_count: usize,
+    triangle_count: usize,
+    influences_per_vertex: usize,
+    joint_count: usize,
+) -> usize {
+    let corner = corner_quadrature_bytes(vertex_count, influences_per_vertex, joint_count);
+    options
+        .memory_budget_bytes
+        .unwrap_or_else(|| {
+            default_memory_budget_bytes(
+                vertex_count,
+                triangle_count,
+                influences_per_vertex,
+                joint_count,
+            )
+        })
+        .max(corner)
+}
+
+/// The most bytes [`rotation_centers`] allocates at once (its result included, its inputs
+/// not) for a mesh of `vertex_count` vertices with `influences_per_vertex` influences each over
+/// `joint_count` joints, and `triangle_count` triangles, under `options`: 9/4 of the budget
+/// (the clusters merged so far, at most the budget; those of the chunks in flight, at most an
+/// eighth of it each for eight chunks; a quarter for each chunk's last row of sub-triangles past
+/// its share and the merge's temporary lists), plus 160 bytes and 32 per influence per vertex
+/// for the weights and centers, plus 1 MiB for the thread pool's and the progress reports'
+/// small allocations. Counted in bytes asked of the allocator (what a counting `GlobalAlloc`
+/// sees; the process's resident memory adds the allocator's own overhead).
+#[must_use]
+pub fn memory_bound_bytes(
+    vertex_count: usize,
+    triangle_count: usize,
+    influences_per_vertex: usize,
+    joint_count: usize,
+    options: &CorOptions,
+) -> usize {
+    let budget = memory_budget_bytes(
+        options,
+        vertex_count,
+        triangle_count,
+        influences_per_vertex,
+        joint_count,
+    );
+    let per_vertex = per_vertex_overhead_bytes(influences_per_vertex);
+    (budget / 4)
+        .saturating_mul(9)
+        .saturating_add(vertex_count.saturating_mul(per_vertex))
+        .saturating_add(1 << 20)
 }
 
 /// Computes every vertex's center of rotation (see the module docs). Allocates the result and
@@ -274,24 +453,70 @@ pub fn rotation_centers_with_progress(
     };
     let parallel = options.parallel;
 
-    // Stage 1: subdivide and cluster, chunk by chunk; merge chunks in order.
-    let mut clusters = ClusterMap::default();
-    for_batches(
+    // Stage 1: subdivide and cluster, chunk by chunk; merge chunks in order. Within the
+    // budget, or again with more triangles lumped to their corners (the last attempt fits by
+    // construction). Progress is reported only forward, across attempts.
+    let joint_count = influences.joint_count();
+    let joint_pairs = pairs_of(joint_count);
+    let budget = memory_budget_bytes(
+        options,
+        vertex_count,
         triangles.len(),
-        TRIANGLE_CHUNK,
-        parallel,
-        |range| cluster_triangles(&triangles[range], positions, &weights, &settings),
-        |local| clusters.absorb(local),
-        |done| {
-            progress(CorProgress {
-                stage: CorStage::Subdivide,
-                done,
-                total: triangles.len(),
-            });
-        },
+        influences.influences_per_vertex(),
+        joint_count,
     );
+    let chunk_cap = budget / CHUNKS_PER_REPORT;
+    let mut reported = None;
+    let mut clusters = ClusterMap::default();
+    for (attempt, &lump_above) in LUMP_ABOVE.iter().enumerate() {
+        let last = attempt + 1 == LUMP_ABOVE.len();
+        let (cap, limit) = if last {
+            (usize::MAX, usize::MAX)
+        } else {
+            (chunk_cap, budget)
+        };
+        let mut merged = ClusterMap::default();
+        let fitted = for_batches(
+            triangles.len(),
+            TRIANGLE_CHUNK,
+            parallel,
+            |range| {
+                cluster_triangles(
+                    &triangles[range],
+                    positions,
+                    &weights,
+                    &settings,
+                    lump_above,
+                    cap,
+                )
+            },
+            |local| match local {
+                Some(local) => {
+                    merged.absorb(local);
+                    merged.working_bytes(joint_pairs) <= limit
+                }
+                None => false,
+            },
+            |done| {
+                if reported.is_none_or(|before| done > before) {
+                    reported = Some(done);
+                    progress(CorProgress {
+                        stage: CorStage::Subdivide,
+                        done,
+                        total: triangles.len(),
+                    });
+                }
+            },
+        );
+        if fitted {
+            clusters = merged;
+            break;
+        }
+    }
     let subdivided_triangles = clusters.sub_triangles;
     let triangle_clusters = clusters.clusters.len();
+    let pair_entries = clusters.pair_entries;
+    let lumped_triangles = clusters.lumped_triangles;
     let pairs = PairIndex::new(clusters);
 
     // Stage 2: one center per distinct weight vector.
@@ -306,7 +531,10 @@ pub fn rotation_centers_with_progress(
                 .map(|d| pairs.center(weights.of(distinct[d]), settings.inverse_sigma_sq))
                 .collect::<Vec<Vec3>>()
         },
-        |centers| distinct_centers.extend(centers),
+        |centers| {
+            distinct_centers.extend(centers);
+            true
+        },
         |done| {
             progress(CorProgress {
                 stage: CorStage::Centers,
@@ -326,6 +554,8 @@ pub fn rotation_centers_with_progress(
         subdivided_triangles,
         triangle_clusters,
         distinct_weights: distinct.len(),
+        pair_entries,
+        lumped_triangles,
     })
 }
 
@@ -347,23 +577,26 @@ fn check_options(options: &CorOptions) -> Result<(), SkinError> {
 
 /// Runs `work` over fixed chunks of `0..len`, `CHUNKS_PER_REPORT` chunks at a time (in parallel
 /// where enabled), hands each chunk's result to `merge` in chunk order, and after each batch
-/// calls `report` with the units done (once with 0 when `len` is 0). The chunking does not
+/// calls `report` with the units done (once with 0 when `len` is 0). Stops, returning `false`,
+/// as soon as `merge` returns `false`; `true` when every chunk was merged. The chunking does not
 /// depend on the thread count.
 fn for_batches<T: Send>(
     len: usize,
     chunk: usize,
     parallel: bool,
     work: impl Fn(Range<usize>) -> T + Sync,
-    mut merge: impl FnMut(T),
+    mut merge: impl FnMut(T) -> bool,
     mut report: impl FnMut(usize),
-) {
+) -> bool {
     let chunks = len.div_ceil(chunk);
     let range_of = |c: usize| c * chunk..((c + 1) * chunk).min(len);
     let mut first = 0;
     while first < chunks {
         let last = (first + CHUNKS_PER_REPORT).min(chunks);
         for result in run_chunks(first..last, parallel, |c| work(range_of(c))) {
-            merge(result);
+            if !merge(result) {
+                return false;
+            }
         }
         report(range_of(last - 1).end);
         first = last;
@@ -371,6 +604,7 @@ fn for_batches<T: Send>(
     if chunks == 0 {
         report(0);
     }
+    true
 }
 
 /// The results of `work` over `chunks`, in order.
