@@ -422,7 +422,7 @@ fn plots() -> Result<Vec<(&'static str, LinePlot, String)>> {
                 y_include: Some((0.0, 100.0)),
                 legend_lower_left: true,
             },
-            "The smallest distance of the 0.5/0.5 joint ring from the bone axis as the joint twists. LBS falls to 0% at 180° (the ring collapses: the candy wrapper); DQS and CoR stay at 100% (their lines coincide).".to_owned(),
+            "The smallest distance of the 0.5/0.5 joint ring from the bone axis as the joint twists. LBS falls to 0% at 180° (the ring collapses: the candy wrapper); DQS and CoR stay at 100% (their lines coincide: CoR is dashed over DQS).".to_owned(),
         ),
         (
             "bend_edge_ratio.png",
@@ -514,5 +514,30 @@ fn reference_table(rows: &[EvidenceRow]) -> Block {
                 ]
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On the twist DQS and CoR keep the ring alike: the candy-wrapper plot draws CoR dashed
+    /// over DQS and says so; on the bend they differ, and every line is solid.
+    #[test]
+    fn the_report_plots_mark_coinciding_lines() {
+        let plots = plots().expect("plots");
+        for (name, plot, _) in &plots {
+            let styles = plot::series_styles(plot);
+            let dashed: Vec<&str> = styles
+                .iter()
+                .filter(|s| s.dashed())
+                .map(|s| s.label.as_str())
+                .collect();
+            if *name == "candy_wrapper_radius.png" {
+                assert_eq!(dashed, ["CoR (dashed: coincides with DQS)"], "{name}");
+            } else {
+                assert!(dashed.is_empty(), "{name}: {dashed:?}");
+            }
+        }
     }
 }

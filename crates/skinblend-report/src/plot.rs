@@ -57,23 +57,51 @@ pub const PLOT_WIDTH: u32 = 720;
 /// Plot image height, pixels.
 pub const PLOT_HEIGHT: u32 = 440;
 
-/// Draws `plot` into a [`PLOT_WIDTH`] × [`PLOT_HEIGHT`] image.
-///
-/// # Errors
-/// [`ReportError::Request`] when no series has a finite point; [`ReportError::Draw`],
-/// [`ReportError::Font`].
-pub fn draw(plot: &LinePlot) -> Result<RgbImage> {
-    font::register()?;
-    let finite = |&&(x, y): &&(f64, f64)| x.is_finite() && y.is_finite();
-    let points: Vec<(f64, f64)> = plot
-        .series
+/// Two series coincide when they have the same x values and their y values differ by at most
+/// this share of the y axis's drawn span everywhere: 0.4% is under 2 pixels of the plot area's
+/// ~360, less than the 2-pixel line width, so the later line would hide the earlier one.
+pub const COINCIDENT_SHARE: f64 = 0.004;
+
+/// Dash and gap lengths, pixels, of a series drawn over one it coincides with: the gaps show
+/// the line underneath.
+const DASH_PX: u32 = 9;
+/// See [`DASH_PX`].
+const GAP_PX: u32 = 7;
+
+/// How [`draw`] shows a series.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeriesStyle {
+    /// The legend text: the series' name, and for a coinciding series which one it coincides
+    /// with, e.g. `CoR (dashed: coincides with DQS)`.
+    pub label: String,
+    /// The index of the earlier series this one coincides with ([`COINCIDENT_SHARE`]): the
+    /// line is then drawn dashed over it, so both show.
+    pub coincides_with: Option<usize>,
+}
+
+impl SeriesStyle {
+    /// Whether the line is dashed (it coincides with an earlier series).
+    #[must_use]
+    pub fn dashed(&self) -> bool {
+        self.coincides_with.is_some()
+    }
+}
+
+/// The finite points of a series.
+fn finite_points(series: &Series) -> Vec<(f64, f64)> {
+    series
+        .points
         .iter()
-        .flat_map(|s| s.points.iter().filter(finite).copied())
-        .collect();
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .copied()
+        .collect()
+}
+
+/// The axes' ranges as drawn: `(x0, x1, y0, y1)`; `None` when no series has a finite point.
+fn axes(plot: &LinePlot) -> Option<(f64, f64, f64, f64)> {
+    let points: Vec<(f64, f64)> = plot.series.iter().flat_map(finite_points).collect();
     if points.is_empty() {
-        return Err(ReportError::Request {
-            what: format!("plot {:?} has no finite point", plot.title),
-        });
+        return None;
     }
     let (x0, x1, y0, y1) = points.iter().fold(
         (
@@ -96,7 +124,57 @@ pub fn draw(plot: &LinePlot) -> Result<RgbImage> {
     let (x0, x1) = axis_range(x0, x1);
     let (y0, y1) = axis_range(y0, y1);
     let pad = (y1 - y0) * 0.08;
-    let (y0, y1) = (y0 - pad, y1 + pad);
+    Some((x0, x1, y0 - pad, y1 + pad))
+}
+
+/// Each series' legend text and whether it is drawn dashed: a series that coincides with an
+/// earlier one (same x values, y within [`COINCIDENT_SHARE`] of the y axis's span) would hide
+/// it, so it is dashed and its legend says which it coincides with.
+#[must_use]
+pub fn series_styles(plot: &LinePlot) -> Vec<SeriesStyle> {
+    let points: Vec<Vec<(f64, f64)>> = plot.series.iter().map(finite_points).collect();
+    let tolerance = axes(plot).map_or(0.0, |(_, _, y0, y1)| (y1 - y0) * COINCIDENT_SHARE);
+    let same = |a: &[(f64, f64)], b: &[(f64, f64)]| {
+        !a.is_empty()
+            && a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(p, q)| p.0 == q.0 && (p.1 - q.1).abs() <= tolerance)
+    };
+    plot.series
+        .iter()
+        .enumerate()
+        .map(|(j, series)| {
+            let coincides_with = (0..j).find(|&i| same(&points[i], &points[j]));
+            let label = match coincides_with {
+                Some(i) => format!(
+                    "{} (dashed: coincides with {})",
+                    series.name, plot.series[i].name
+                ),
+                None => series.name.clone(),
+            };
+            SeriesStyle {
+                label,
+                coincides_with,
+            }
+        })
+        .collect()
+}
+
+/// Draws `plot` into a [`PLOT_WIDTH`] × [`PLOT_HEIGHT`] image. A series that coincides with an
+/// earlier one is drawn dashed over it and says so in the legend ([`series_styles`]).
+///
+/// # Errors
+/// [`ReportError::Request`] when no series has a finite point; [`ReportError::Draw`],
+/// [`ReportError::Font`].
+pub fn draw(plot: &LinePlot) -> Result<RgbImage> {
+    font::register()?;
+    let Some((x0, x1, y0, y1)) = axes(plot) else {
+        return Err(ReportError::Request {
+            what: format!("plot {:?} has no finite point", plot.title),
+        });
+    };
+    let styles = series_styles(plot);
     // Plotters puts at most about ten labels on an axis: a twentieth of the span tells any two
     // of them apart.
     let (x_resolution, y_resolution) = ((x1 - x0) / 20.0, (y1 - y0) / 20.0);
@@ -130,19 +208,41 @@ pub fn draw(plot: &LinePlot) -> Result<RgbImage> {
                 RGBColor(150, 150, 150).stroke_width(1),
             ))?;
         }
-        for series in &plot.series {
+        for (series, style) in plot.series.iter().zip(&styles) {
             let [r, g, b] = series.color;
             let color = RGBColor(r, g, b);
-            let points: Vec<(f64, f64)> = series.points.iter().filter(finite).copied().collect();
-            chart
-                .draw_series(LineSeries::new(
-                    points.iter().copied(),
-                    color.stroke_width(2),
-                ))?
-                .label(series.name.as_str())
-                .legend(move |(x, y)| {
+            let points = finite_points(series);
+            let drawn = if style.dashed() {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        points.iter().copied(),
+                        DASH_PX,
+                        GAP_PX,
+                        color.stroke_width(2),
+                    ))?
+                    .label(style.label.as_str())
+            } else {
+                chart
+                    .draw_series(LineSeries::new(
+                        points.iter().copied(),
+                        color.stroke_width(2),
+                    ))?
+                    .label(style.label.as_str())
+            };
+            if style.dashed() {
+                drawn.legend(move |(x, y)| {
+                    plotters::element::DashedPathElement::new(
+                        vec![(x, y), (x + 22, y)],
+                        DASH_PX / 2,
+                        GAP_PX / 2,
+                        color.stroke_width(2),
+                    )
+                });
+            } else {
+                drawn.legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2))
                 });
+            }
             match series.marker {
                 Marker::Circle => {
                     chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
