@@ -36,9 +36,9 @@
 //! # Memory
 //! Clusters merge only where neighbouring weights agree. Where they do not (weights that change
 //! from vertex to vertex, e.g. four random joints of 64 per vertex) every triangle splits into
-//! 64 to 256 sub-triangles of up to 12 joints, each its own cluster with 66 joint pairs: about
-//! 300 kB per triangle, 23 GB for 100k vertices before this bound. So the clusters and their
-//! pair index get a working-memory budget, [`CorOptions::memory_budget_bytes`], by default
+//! 64 to 256 sub-triangles of up to 12 joints, each its own cluster with up to 66 joint pairs:
+//! over 100 kB per triangle, 23 GB for 100k vertices before this bound. So the clusters and
+//! their pair index get a working-memory budget, [`CorOptions::memory_budget_bytes`], by default
 //! [`default_memory_budget_bytes`]: [`COR_BUDGET_FIXED_BYTES`] (256 MiB) +
 //! [`COR_BUDGET_BYTES_PER_TRIANGLE`] (1 KiB) per triangle + what the corner quadrature below
 //! needs (584 bytes per vertex for four influences, and 64 per pair of joints). Their size is
@@ -68,14 +68,16 @@
 //!
 //! The peak is at most [`memory_bound_bytes`]: 9/4 of the budget, plus 160 bytes and 32 per
 //! influence per vertex, plus 1 MiB, counted in bytes asked of the allocator (its result
-//! included, its inputs not). Measured by `cargo test --release -p skinblend --test cor_memory
-//! -- --nocapture` on two cores (an AMD EPYC VM): random weights, 100 489 vertices and 199 712
-//! triangles, all lumped, in 3.3 s (33 µs per vertex), peak 177 MB (1.8 kB per vertex; the
-//! bound is 1.09 GB, 10.9 kB per vertex); 20 164 vertices, 0.7 s and 171 MB, most of it the
-//! full quadrature's attempt filling its share of the fixed budget. The time is dominated by
-//! the sum over pairs, proportional to the vertices times the clusters sharing their joint
-//! pairs: seconds for 100k vertices when clusters are per vertex, longer when a budget-sized
-//! pair index survives the attempts (a mesh of both smooth and random regions).
+//! included, its inputs not): 1.23 GB (12.2 kB per vertex) for 100k vertices with four
+//! influences of 64 joints and 200k triangles. Measured by `cargo test --release -p skinblend
+//! --test cor_memory -- --nocapture` on two cores (an Intel Xeon VM, shared, load 3) on random
+//! weights, all lumped in the end: 100 489 vertices and 199 712 triangles in 2.8–3.3 s (28–33 µs
+//! per vertex), peak 177 MB (1.8 kB per vertex); 20 164 vertices in 1.0 s, peak 171 MB. Most of
+//! the peak and a second of the time is the full quadrature's attempt filling its share of the
+//! fixed budget before it is abandoned. The rest of the time is the sum over pairs,
+//! proportional to the vertices times the clusters sharing their joint pairs: seconds for 100k
+//! vertices when clusters are per vertex, longer when a budget-sized pair index survives the
+//! attempts (a mesh of both smooth and random regions).
 //!
 //! # File format
 //! [`encode_rotation_centers`] / [`decode_rotation_centers`], little-endian:
@@ -223,7 +225,8 @@ pub struct RotationCenters {
     /// two of their joints, or no weight at all): they have no center and fall back to DQS.
     pub vertices_without_center: usize,
     /// Sub-triangles summed over (after subdivision), counting only those with two or more
-    /// joints (the others cannot contribute).
+    /// joints (the others cannot contribute); a lumped triangle counts its corners with two or
+    /// more joints.
     pub subdivided_triangles: usize,
     /// Clusters the sub-triangles were merged into.
     pub triangle_clusters: usize,
@@ -401,7 +404,9 @@ pub fn rotation_centers(
 }
 
 /// [`rotation_centers`], reporting progress to `progress` from the calling thread (every 2048
-/// triangles and 512 distinct weight vectors, and at the end of each stage).
+/// triangles and 512 distinct weight vectors, and at the end of each stage). When an attempt
+/// passes the memory budget (see the module docs, "Memory") the triangles are gone through
+/// again; their reports resume once past the last one made, so `done` only grows.
 ///
 /// Deterministic: the same input gives the same bits, serial or parallel, on any thread count.
 ///
