@@ -129,8 +129,12 @@ pub fn run(request: &Request) -> Result<()> {
                 anyhow::bail!("{}: has no animation to take frames of", file.display());
             };
             let jobs = frame_jobs(&model, a, fps, range, template).with_context(context)?;
+            // Every frame's name against every file the model was read from (its external
+            // buffers and images too), before the first frame is written.
             for job in &jobs {
                 output::refuse_input(file, &job.output)?;
+                skinblend_gltf::export::refuse_input(model.input_files(), &job.output)
+                    .or_else(|error| output::usage(error.to_string()))?;
             }
             // Created before the first frame is skinned (the writer would create it too), the
             // error naming the folder alone, as the writer's does.

@@ -63,3 +63,25 @@ fn writing_over_the_external_buffer_of_a_gltf_is_bad_usage() {
     let run = skinblend(&["pose", s(&gltf), "-o", s(&dir.join("posed.glb"))]);
     assert!(run.status.success(), "{}", stderr(&run));
 }
+
+/// A frame template one of whose frames is the `.gltf`'s external buffer is refused before
+/// any frame is written.
+#[test]
+fn a_frame_that_would_replace_the_external_buffer_is_refused_before_any_frame() {
+    let dir = ScratchDir::new("cli-guard-frames");
+    let (gltf, buffer) = gltf_with_external_buffer(&dir);
+    let mut document: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&gltf).unwrap()).unwrap();
+    document["buffers"][0]["uri"] = serde_json::json!("frame_0002.glb");
+    std::fs::write(&gltf, serde_json::to_vec(&document).unwrap()).unwrap();
+    let frame_buffer = dir.join("frame_0002.glb");
+    std::fs::rename(&buffer, &frame_buffer).unwrap();
+    let before = std::fs::read(&frame_buffer).unwrap();
+    let template = dir.join("frame_{frame}.glb");
+    let run = skinblend(&["pose", s(&gltf), "--fps", "4", "-o", s(&template)]);
+    let text = stderr(&run);
+    assert_eq!(run.status.code(), Some(2), "{text}");
+    assert!(text.contains("the output is the input file"), "{text}");
+    assert_eq!(std::fs::read(&frame_buffer).unwrap(), before);
+    assert!(!dir.join("frame_0000.glb").exists(), "no frame written before the refusal");
+}
