@@ -7,19 +7,17 @@
 
 mod support;
 
-use skinblend_testkit::{models_dir, repository_root};
+use skinblend_testkit::{models_dir_if_present, repository_root};
 use support::{chromium_or_skip, skinblend};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn temporary(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("skinblend-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+/// An empty scratch folder, removed when dropped.
+fn temporary(name: &str) -> skinblend_testkit::ScratchDir {
+    skinblend_testkit::ScratchDir::new(name)
 }
 
-#[test]
 fn shaders_writes_every_language_and_method() {
     let dir = temporary("shaders");
     for lang in ["wgsl", "glsl", "glsl-es", "hlsl", "msl"] {
@@ -73,7 +71,6 @@ fn shaders_writes_every_language_and_method() {
     assert!(out.status.success());
     let out = skinblend(&["shaders", "--lang", "cobol", "-o", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "bad language is bad usage");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Reads a little-endian f32 file.
@@ -85,11 +82,10 @@ fn read_f32(path: &Path) -> Vec<f32> {
         .collect()
 }
 
-#[test]
 fn conformance_writes_the_cases_the_manifest_names() {
     let dir = temporary("conformance");
     let mut args = vec!["conformance", "-o", dir.to_str().unwrap()];
-    let models = models_dir();
+    let models = models_dir_if_present();
     let models_arg = models.as_ref().map(|m| m.to_string_lossy().into_owned());
     if let Some(m) = &models_arg {
         args.extend(["--models", m]);
@@ -178,12 +174,10 @@ fn conformance_writes_the_cases_the_manifest_names() {
         .map(|(a, b)| (a - b).abs())
         .fold(0.0, f32::max);
     assert!(apart > 0.1, "LBS and DQS at 180° differ by only {apart}");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Every vector through each method's GLSL ES 3.00 shader in headless Chromium (WebGL2 on
 /// SwiftShader), within the manifest's tolerance; prints the count and the worst errors.
-#[test]
 fn webgl2_page_agrees_with_every_vector() {
     if chromium_or_skip("the WebGL2 conformance check").is_none() {
         return;
@@ -191,7 +185,7 @@ fn webgl2_page_agrees_with_every_vector() {
     let vectors = temporary("webgl-vectors");
     let shaders = temporary("webgl-shaders");
     let mut args = vec!["conformance", "-o", vectors.to_str().unwrap()];
-    let models = models_dir().map(|m| m.to_string_lossy().into_owned());
+    let models = models_dir_if_present().map(|m| m.to_string_lossy().into_owned());
     if let Some(m) = &models {
         args.extend(["--models", m]);
     }
@@ -207,8 +201,8 @@ fn webgl2_page_agrees_with_every_vector() {
     .success());
     let out = Command::new("node")
         .arg(repository_root().join("web/conformance/run.mjs"))
-        .arg(&vectors)
-        .arg(&shaders)
+        .arg(vectors.path())
+        .arg(shaders.path())
         .output()
         .expect("run node");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -220,6 +214,10 @@ fn webgl2_page_agrees_with_every_vector() {
         stdout.contains("dq: ") && !stdout.contains(" 0 undefined normals"),
         "{stdout}"
     );
-    std::fs::remove_dir_all(&vectors).ok();
-    std::fs::remove_dir_all(&shaders).ok();
 }
+
+skinblend_testkit::test_main!(
+    shaders_writes_every_language_and_method,
+    conformance_writes_the_cases_the_manifest_names,
+    webgl2_page_agrees_with_every_vector,
+);

@@ -49,7 +49,6 @@ fn ratio(output: &str) -> f64 {
         .unwrap_or_else(|| panic!("no ratio in {output}"))
 }
 
-#[test]
 fn readme_links_the_engines_document() {
     let readme = std::fs::read_to_string(repository_root().join("README.md")).expect("README");
     assert!(
@@ -68,7 +67,6 @@ fn readme_links_the_engines_document() {
     );
 }
 
-#[test]
 fn threejs_block_runs_as_pasted_and_keeps_the_ring_round() {
     if chromium_or_skip("the three.js block of docs/engines.md").is_none() {
         return;
@@ -112,3 +110,8 @@ fn threejs_block_runs_as_pasted_and_keeps_the_ring_round() {
     assert!(!passed, "the broken block passed:\n{output}");
     assert!(output.contains("clone is not a function"), "{output}");
 }
+
+skinblend_testkit::test_main!(
+    readme_links_the_engines_document,
+    threejs_block_runs_as_pasted_and_keeps_the_ring_round,
+);

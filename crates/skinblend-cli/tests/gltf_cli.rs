@@ -9,7 +9,6 @@ use support::{skinblend, stderr, temp_dir};
 
 use std::path::Path;
 
-#[test]
 fn info_describes_every_sample_model() {
     let Some(dir) = models_dir() else { return };
     for name in SAMPLES {
@@ -30,7 +29,6 @@ fn info_describes_every_sample_model() {
     }
 }
 
-#[test]
 fn pose_writes_glb_gltf_and_obj_and_the_done_when_command_works() {
     let Some(dir) = models_dir() else { return };
     let out = temp_dir("pose");
@@ -92,7 +90,6 @@ fn pose_writes_glb_gltf_and_obj_and_the_done_when_command_works() {
 
 /// Runs the Khronos glTF-Validator (tools/validate-gltf.mjs) on the export of every sample
 /// model; under CI=true the validator must be installed (`.ci/run` does it).
-#[test]
 fn exports_of_every_sample_pass_the_khronos_validator() {
     let Some(dir) = models_dir() else { return };
     let Some(script) = skinblend_testkit::gltf_validator() else {
@@ -154,7 +151,6 @@ fn exports_of_every_sample_pass_the_khronos_validator() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-#[test]
 fn bad_input_exits_1_with_one_line_naming_the_file_and_place() {
     let out = temp_dir("bad");
     let broken = out.join("broken.glb");
@@ -190,7 +186,6 @@ fn bad_input_exits_1_with_one_line_naming_the_file_and_place() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-#[test]
 fn unknown_animation_exits_1_and_bad_usage_exits_2() {
     let Some(dir) = models_dir() else { return };
     let fox = dir.join("Fox/Fox.glb");
@@ -240,7 +235,6 @@ fn unknown_animation_exits_1_and_bad_usage_exits_2() {
 /// A file that is not glTF at all (a text file, a PNG, skinblend's own .obj output, an empty
 /// file) is exit 1 with one line naming the file and saying it is not glTF 2.0, on every
 /// command that reads one, instead of the JSON parser's "expected value at line 1 column 1".
-#[test]
 fn a_file_that_is_not_gltf_says_so_on_every_command() {
     let out = temp_dir("not-gltf");
     let rigs = skinblend(&["rigs", "-o", out.to_str().unwrap()]);
@@ -286,3 +280,12 @@ fn a_file_that_is_not_gltf_says_so_on_every_command() {
     }
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+skinblend_testkit::test_main!(
+    info_describes_every_sample_model,
+    pose_writes_glb_gltf_and_obj_and_the_done_when_command_works,
+    exports_of_every_sample_pass_the_khronos_validator,
+    bad_input_exits_1_with_one_line_naming_the_file_and_place,
+    unknown_animation_exits_1_and_bad_usage_exits_2,
+    a_file_that_is_not_gltf_says_so_on_every_command,
+);

@@ -83,5 +83,8 @@ fn a_frame_that_would_replace_the_external_buffer_is_refused_before_any_frame() 
     assert_eq!(run.status.code(), Some(2), "{text}");
     assert!(text.contains("the output is the input file"), "{text}");
     assert_eq!(std::fs::read(&frame_buffer).unwrap(), before);
-    assert!(!dir.join("frame_0000.glb").exists(), "no frame written before the refusal");
+    assert!(
+        !dir.join("frame_0000.glb").exists(),
+        "no frame written before the refusal"
+    );
 }

@@ -28,7 +28,6 @@ fn assert_usage(run: &Output, needle: &str) {
     assert!(text.contains(needle), "{needle:?} not in {text}");
 }
 
-#[test]
 fn rigs_writes_every_built_in_rig_as_an_animated_glb() {
     let dir = temp_dir("rigs");
     rigs(&dir);
@@ -118,7 +117,6 @@ fn without_animations(model: &Path, dir: &Path) -> PathBuf {
     copy
 }
 
-#[test]
 fn rest_equals_posing_a_copy_without_animations_on_every_sample_model_and_rig() {
     let out = temp_dir("rest");
     let mut models: Vec<PathBuf> = Vec::new();
@@ -168,7 +166,6 @@ fn rest_equals_posing_a_copy_without_animations_on_every_sample_model_and_rig() 
     std::fs::remove_dir_all(&out).unwrap();
 }
 
-#[test]
 fn rest_is_bad_usage_with_animation_or_time() {
     let out = temp_dir("rest-usage");
     let rig = rigs(&out);
@@ -187,7 +184,6 @@ fn rest_is_bad_usage_with_animation_or_time() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
-#[test]
 fn frames_write_one_file_per_frame_each_equal_to_a_single_pose_at_its_time() {
     let out = temp_dir("frames");
     let rig = rigs(&out);
@@ -310,7 +306,6 @@ fn frames_write_one_file_per_frame_each_equal_to_a_single_pose_at_its_time() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
-#[test]
 fn bad_frame_templates_are_refused() {
     let out = temp_dir("templates");
     let rig = rigs(&out);
@@ -363,7 +358,6 @@ fn bad_frame_templates_are_refused() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
-#[test]
 fn pose_prints_a_summary_and_json_diagnostics() {
     let out = temp_dir("summary");
     let rig = rigs(&out);
@@ -403,7 +397,6 @@ fn pose_prints_a_summary_and_json_diagnostics() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
-#[test]
 fn every_command_that_writes_refuses_to_write_over_its_input() {
     let out = temp_dir("same");
     let rig = rigs(&out);
@@ -485,7 +478,6 @@ fn every_command_that_writes_refuses_to_write_over_its_input() {
 /// The rigs as written, and their rest pose, frames and centers, pass the Khronos
 /// glTF-Validator (tools/validate-gltf.mjs) with no error and no warning; under CI=true the
 /// validator must be installed (`.ci/run` does it).
-#[test]
 fn rigs_and_their_poses_pass_the_khronos_validator() {
     let Some(script) = skinblend_testkit::gltf_validator() else {
         return;
@@ -535,7 +527,6 @@ fn rigs_and_their_poses_pass_the_khronos_validator() {
 /// Every command that writes creates its output's folder when it is missing (`pose` to one
 /// file and to frames, `centers`, the reports, `rigs`, `shaders`); an error about the output
 /// names the output's path, not the input's.
-#[test]
 fn every_command_creates_the_output_folder_and_names_the_output_in_its_errors() {
     let out = temp_dir("folders");
     let rig = rigs(&out.join("rigs"));
@@ -608,7 +599,6 @@ fn every_command_creates_the_output_folder_and_names_the_output_in_its_errors() 
 
 /// An output extension no command writes (`.fbx`, none, `.obj` for centers) is bad usage:
 /// exit 2, one line naming the path, before the input is read.
-#[test]
 fn an_unsupported_output_extension_is_bad_usage() {
     let out = temp_dir("extensions");
     let rig = rigs(&out);
@@ -636,3 +626,16 @@ fn an_unsupported_output_extension_is_bad_usage() {
     assert!(!fbx.exists() && !obj.exists());
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+skinblend_testkit::test_main!(
+    rigs_writes_every_built_in_rig_as_an_animated_glb,
+    rest_equals_posing_a_copy_without_animations_on_every_sample_model_and_rig,
+    rest_is_bad_usage_with_animation_or_time,
+    frames_write_one_file_per_frame_each_equal_to_a_single_pose_at_its_time,
+    bad_frame_templates_are_refused,
+    pose_prints_a_summary_and_json_diagnostics,
+    every_command_that_writes_refuses_to_write_over_its_input,
+    rigs_and_their_poses_pass_the_khronos_validator,
+    every_command_creates_the_output_folder_and_names_the_output_in_its_errors,
+    an_unsupported_output_extension_is_bad_usage,
+);

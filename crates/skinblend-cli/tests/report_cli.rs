@@ -24,7 +24,6 @@ fn pngs(dir: &Path) -> Vec<String> {
     names
 }
 
-#[test]
 fn evidence_out_writes_the_picture_report_and_still_prints_the_table() {
     let dir = fresh_dir("cli-evidence-report");
     let output = skinblend(&["evidence", "--out", dir.to_str().expect("utf-8 path")]);
@@ -47,7 +46,6 @@ fn evidence_out_writes_the_picture_report_and_still_prints_the_table() {
     }
 }
 
-#[test]
 fn compare_writes_a_report_of_a_sample_model() {
     let Some(models) = models_dir() else { return };
     let dir = fresh_dir("cli-compare-report");
@@ -81,7 +79,6 @@ fn compare_writes_a_report_of_a_sample_model() {
     assert_eq!(html.matches("<img ").count(), images.len());
 }
 
-#[test]
 fn compare_errors_name_the_problem() {
     let dir = fresh_dir("cli-compare-errors");
     let out = dir.to_str().expect("utf-8 path");
@@ -102,3 +99,9 @@ fn compare_errors_name_the_problem() {
         "no report from a failed run"
     );
 }
+
+skinblend_testkit::test_main!(
+    evidence_out_writes_the_picture_report_and_still_prints_the_table,
+    compare_writes_a_report_of_a_sample_model,
+    compare_errors_name_the_problem,
+);

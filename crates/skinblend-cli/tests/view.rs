@@ -14,7 +14,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -24,7 +24,7 @@ use skinblend_testkit::{models_dir, repository_root};
 use support::{chromium_or_skip, command, temp_dir};
 
 /// The built-in rigs as .glb in a fresh folder (`skinblend rigs`).
-fn rigs(name: &str) -> PathBuf {
+fn rigs(name: &str) -> skinblend_testkit::ScratchDir {
     let dir = temp_dir(name);
     let out = command()
         .args(["rigs", "-o"])
@@ -153,7 +153,6 @@ impl Drop for Server {
     }
 }
 
-#[test]
 fn serves_its_routes_and_nothing_else() {
     let dir = rigs("routes");
     let server = Server::start(&dir.join("twist_fine.glb"));
@@ -238,7 +237,6 @@ fn serves_its_routes_and_nothing_else() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-#[test]
 fn a_broken_file_is_the_one_line_error_of_the_other_commands() {
     let dir = temp_dir("broken");
     let file = dir.join("broken.glb");
@@ -261,7 +259,6 @@ fn a_broken_file_is_the_one_line_error_of_the_other_commands() {
 }
 
 #[cfg(unix)]
-#[test]
 fn ctrl_c_stops_it_cleanly() {
     let dir = rigs("ctrlc");
     let mut server = Server::start(&dir.join("twist_coarse.glb"));
@@ -451,7 +448,6 @@ fn changed_share(a: &Picture, b: &Picture) -> f64 {
     changed as f64 / (width * height) as f64
 }
 
-#[test]
 fn browser_shows_the_candy_wrapper_in_lbs_and_not_in_dqs() {
     if chromium_or_skip("the viewer's browser test").is_none() {
         return;
@@ -492,7 +488,6 @@ fn browser_shows_the_candy_wrapper_in_lbs_and_not_in_dqs() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-#[test]
 fn browser_plays_a_sample_model() {
     if chromium_or_skip("the viewer's browser test").is_none() {
         return;
@@ -516,7 +511,6 @@ fn browser_plays_a_sample_model() {
     assert!(result["fps"].as_f64().is_some_and(|f| f > 0.0), "{result}");
 }
 
-#[test]
 fn an_error_after_start_is_the_cli_line_on_the_page_and_in_the_terminal() {
     if chromium_or_skip("the viewer's browser test").is_none() {
         return;
@@ -578,7 +572,6 @@ fn wait_for_background(server: &Server) {
     panic!("the background work did not finish in 60 s");
 }
 
-#[test]
 fn a_request_head_over_the_cap_is_431_and_memory_stays_bounded() {
     /// What the client tries to send as one header: 4096 times the cap, far beyond it.
     const SENT: usize = 64 * 1024 * 1024;
@@ -639,7 +632,6 @@ fn a_request_head_over_the_cap_is_431_and_memory_stays_bounded() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-#[test]
 fn connections_beyond_the_cap_get_503_and_idle_ones_time_out() {
     let dir = rigs("connection-cap");
     let server = Server::start(&dir.join("twist_coarse.glb"));
@@ -687,7 +679,6 @@ fn connections_beyond_the_cap_get_503_and_idle_ones_time_out() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-#[test]
 fn the_host_header_is_one_and_matched_without_case() {
     let dir = rigs("host");
     let server = Server::start(&dir.join("twist_coarse.glb"));
@@ -719,7 +710,6 @@ fn the_host_header_is_one_and_matched_without_case() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-#[test]
 fn error_bodies_carry_no_absolute_path() {
     let dir = rigs("paths");
     let file = dir.join("twist_coarse.glb");
@@ -758,7 +748,6 @@ fn error_bodies_carry_no_absolute_path() {
 /// old page sent one per frame).
 const FAILING_REQUESTS_PER_SECOND: f64 = 3.0;
 
-#[test]
 fn browser_recovers_after_failed_poses_and_backs_off_while_they_fail() {
     if chromium_or_skip("the viewer's browser test").is_none() {
         return;
@@ -808,3 +797,17 @@ fn browser_recovers_after_failed_poses_and_backs_off_while_they_fail() {
     drop(server);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+skinblend_testkit::test_main!(
+    serves_its_routes_and_nothing_else,
+    a_broken_file_is_the_one_line_error_of_the_other_commands,
+    ctrl_c_stops_it_cleanly,
+    browser_shows_the_candy_wrapper_in_lbs_and_not_in_dqs,
+    browser_plays_a_sample_model,
+    an_error_after_start_is_the_cli_line_on_the_page_and_in_the_terminal,
+    a_request_head_over_the_cap_is_431_and_memory_stays_bounded,
+    connections_beyond_the_cap_get_503_and_idle_ones_time_out,
+    the_host_header_is_one_and_matched_without_case,
+    error_bodies_carry_no_absolute_path,
+    browser_recovers_after_failed_poses_and_backs_off_while_they_fail,
+);

@@ -116,7 +116,6 @@ fn parse_csv(dir: &Path) -> (Vec<String>, Vec<Vec<Option<f64>>>) {
     (header, rows)
 }
 
-#[test]
 fn every_sample_model_gives_a_full_report_with_its_numbers_as_csv() {
     let Some(models) = models_dir() else { return };
     let root = fresh_dir("compare-sample-models");
@@ -168,7 +167,6 @@ fn every_sample_model_gives_a_full_report_with_its_numbers_as_csv() {
     // The reports are left in the target folder for a look.
 }
 
-#[test]
 fn a_failed_or_interrupted_compare_leaves_the_earlier_report_as_it_was() {
     let Some(models) = models_dir() else { return };
     let root = fresh_dir("compare-replace");
@@ -277,7 +275,6 @@ fn rigid(mut model: Model) -> Model {
     model
 }
 
-#[test]
 fn a_rigid_rig_is_reported_as_methods_that_agree() {
     let Some(models) = models_dir() else { return };
     let root = fresh_dir("compare-rigid");
@@ -312,7 +309,6 @@ fn a_rigid_rig_is_reported_as_methods_that_agree() {
     // The report is left in the target folder for a look.
 }
 
-#[test]
 fn a_looping_clip_shows_its_end_pose_once() {
     let Some(models) = models_dir() else { return };
     let root = fresh_dir("compare-loop");
@@ -336,7 +332,6 @@ fn a_looping_clip_shows_its_end_pose_once() {
     assert_eq!(summary.picked.len(), 4, "{:?}", summary.picked);
 }
 
-#[test]
 fn a_cor_compare_over_48_frames_computes_centers_once_per_primitive() {
     let Some(models) = models_dir() else { return };
     let dir = fresh_dir("compare-centers-once").join("report");
@@ -363,3 +358,11 @@ fn a_cor_compare_over_48_frames_computes_centers_once_per_primitive() {
         "centers of rotation computed more than once per primitive over 48 frames"
     );
 }
+
+skinblend_testkit::test_main!(
+    every_sample_model_gives_a_full_report_with_its_numbers_as_csv,
+    a_failed_or_interrupted_compare_leaves_the_earlier_report_as_it_was,
+    a_rigid_rig_is_reported_as_methods_that_agree,
+    a_looping_clip_shows_its_end_pose_once,
+    a_cor_compare_over_48_frames_computes_centers_once_per_primitive,
+);

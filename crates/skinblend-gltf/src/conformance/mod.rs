@@ -652,9 +652,8 @@ mod tests {
     /// stated rule is not the one the expected values follow.
     #[test]
     fn manifest_states_the_rules_and_marks_undefined_normals() {
-        let dir =
-            std::env::temp_dir().join(format!("skinblend-manifest-rules-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let scratch = skinblend_testkit::ScratchDir::new("manifest-rules");
+        let dir = scratch.join("vectors");
         write(&dir, &[], &mut |_| {}).expect("write vectors");
         let manifest: Value =
             serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).expect("manifest"))
@@ -757,7 +756,6 @@ mod tests {
             "sign(det) where singular is off by only {worst_signed}"
         );
         println!("marked {marked_total} dq normals; -C where singular: off by {worst_signed:.3}");
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     /// Stored quaternion signs do not matter to the reference: DQS from the negated dual
