@@ -222,6 +222,7 @@ fn random_weights_stay_under_the_memory_bound() {
             peak <= bound,
             "{v} vertices: peak {peak} bytes > bound {bound}"
         );
+        assert!(seconds < SECONDS_GUARD, "{v} vertices: {seconds} s");
         assert_eq!(result.centers.len(), v);
         assert_eq!(result.vertices_without_center, 0);
         assert!(result.centers.iter().all(|c| c.is_finite()));
