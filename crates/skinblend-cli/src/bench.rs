@@ -13,7 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use skinblend::fixtures::{benchmark_mesh, BenchmarkMesh};
 // The rig, its joint count and seed are the GPU benchmark's: both measure the same mesh.
-use skinblend::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs, VertexBlocks};
+use skinblend::{prepare, Method, SkinMesh, SkinOptions, SkinOutputs};
 use skinblend_gpu::bench::{bench_rig, BENCH_JOINTS};
 
 /// Which vertex attributes are skinned.
@@ -87,12 +87,16 @@ pub struct Plan {
     methods: Vec<Method>,
     attributes: Vec<Attributes>,
     influences: Vec<usize>,
-    vertices: Vec<usize>,
+    pub(crate) vertices: Vec<usize>,
     backends: Vec<Backend>,
     /// Minimum time per measurement sample.
     sample: Duration,
     /// Samples per measurement (the median is reported).
     samples: usize,
+    /// The crowds of the paths table: (meshes, vertices per mesh).
+    pub(crate) crowds: Vec<(usize, usize)>,
+    /// Skinned nodes of the paths table's scene.
+    pub(crate) scene_copies: usize,
 }
 
 impl Plan {
@@ -110,6 +114,8 @@ impl Plan {
             backends: vec![Backend::Scalar, Backend::Simd, Backend::Parallel],
             sample: Duration::from_millis(40),
             samples: 5,
+            crowds: crate::bench_paths::CROWDS.to_vec(),
+            scene_copies: crate::bench_paths::SCENE_COPIES,
         }
     }
 
@@ -130,6 +136,8 @@ impl Plan {
             backends: vec![Backend::Scalar, Backend::Simd, Backend::Parallel],
             sample: Duration::from_millis(25),
             samples: 5,
+            crowds: crate::bench_paths::CROWDS.to_vec(),
+            scene_copies: crate::bench_paths::SCENE_COPIES,
         }
     }
 
@@ -142,8 +150,18 @@ impl Plan {
     }
 }
 
+/// Everything one run measured.
+pub struct Report {
+    /// The kernels against the memory floor.
+    pub rows: Vec<Row>,
+    /// Palette preparation per frame.
+    pub prepare: Vec<PrepareRow>,
+    /// The paths users call against the kernel alone.
+    pub paths: Vec<crate::bench_paths::PathRow>,
+}
+
 /// Runs the plan, showing progress on stderr.
-pub fn run(plan: &Plan, show_progress: bool) -> Result<(Vec<Row>, Vec<PrepareRow>)> {
+pub fn run(plan: &Plan, show_progress: bool) -> Result<Report> {
     let progress = if show_progress {
         ProgressBar::new(plan.len() as u64 + 6)
     } else {
@@ -216,8 +234,15 @@ pub fn run(plan: &Plan, show_progress: bool) -> Result<(Vec<Row>, Vec<PrepareRow
             progress.inc(1);
         }
     }
+    let paths = crate::bench_paths::run(plan, &plan.methods, &|message| {
+        progress.set_message(message.to_owned());
+    })?;
     progress.finish_and_clear();
-    Ok((rows, prepare_rows))
+    Ok(Report {
+        rows,
+        prepare: prepare_rows,
+        paths,
+    })
 }
 
 /// Output buffers reused by every measurement of one vertex count.
@@ -248,18 +273,17 @@ fn kernel_call_times(
 ) -> Result<CallTimes> {
     let normals = attributes != Attributes::P;
     let tangents = attributes == Attributes::Pnt;
-    let input = SkinInput::new(
-        &mesh.positions,
-        normals.then_some(&mesh.normals[..]),
-        tangents.then_some(&mesh.tangents[..]),
-        &mesh.influences,
-    )?
-    // CoR's speed does not depend on where the centers are: the bind positions serve.
-    .with_rotation_centers(&mesh.positions)?;
-    // The mesh's vertex blocks, as an application that skins a mesh every frame keeps them
-    // (LBS with normals, four influences, reads them; bit-identical results).
-    let blocks = VertexBlocks::new(&input);
-    let input = input.with_vertex_blocks(&blocks)?;
+    // The mesh handle an application that skins a mesh every frame keeps: checked once, with
+    // the layout the kernels read best (LBS with normals and four influences reads its blocks).
+    let mut handle = SkinMesh::new(&mesh.positions[..], &mesh.influences)?
+        // CoR's speed does not depend on where the centers are: the bind positions serve.
+        .with_rotation_centers(&mesh.positions[..])?;
+    if normals {
+        handle = handle.with_normals(&mesh.normals[..])?;
+    }
+    if tangents {
+        handle = handle.with_tangents(&mesh.tangents[..])?;
+    }
     let options = SkinOptions {
         method,
         parallel: backend == Backend::Parallel,
@@ -274,9 +298,11 @@ fn kernel_call_times(
                 normals: normals.then_some(&mut out.normals[..]),
                 tangents: tangents.then_some(&mut out.tangents[..]),
             };
-            skin_into(&input, &prepared, outputs, options.run_options()).map(|d| {
-                black_box(d);
-            })
+            handle
+                .skin_into(&prepared, outputs, options.run_options())
+                .map(|d| {
+                    black_box(d);
+                })
         })
     };
     // Parallel: the calls run on a thread of the pool, as an application that skins inside
@@ -351,16 +377,19 @@ fn floor_mverts_per_s(
 }
 
 /// The time per call: the median over samples, and the fastest single call.
-struct CallTimes {
+pub(crate) struct CallTimes {
     /// Median over `plan.samples` samples of the mean time per call.
-    median_seconds: f64,
+    pub(crate) median_seconds: f64,
     /// The fastest single call of all samples.
     fastest_seconds: f64,
 }
 
 /// Times `call` in `plan.samples` samples, each repeating the call for at least `plan.sample`
 /// (after one call that warms caches and the thread pool).
-fn call_times<E>(plan: &Plan, mut call: impl FnMut() -> Result<(), E>) -> Result<CallTimes, E> {
+pub(crate) fn call_times<E>(
+    plan: &Plan,
+    mut call: impl FnMut() -> Result<(), E>,
+) -> Result<CallTimes, E> {
     call()?;
     let mut samples = Vec::with_capacity(plan.samples);
     let mut fastest = Duration::MAX;
@@ -397,8 +426,9 @@ pub fn cpu_name() -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
-/// The rows as a table.
-pub fn table(rows: &[Row], prepare_rows: &[PrepareRow]) -> String {
+/// The report as tables.
+pub fn table(report: &Report) -> String {
+    let (rows, prepare_rows) = (&report.rows, &report.prepare);
     let mut text = format!(
         "CPU: {} ({} threads); SIMD: {}; {BENCH_JOINTS} joints; floor = plain copy of the same \
          bytes on the same threads\n\n",
@@ -443,12 +473,14 @@ pub fn table(rows: &[Row], prepare_rows: &[PrepareRow]) -> String {
             r.microseconds
         ));
     }
+    text.push_str(&crate::bench_paths::table(&report.paths));
     text
 }
 
 /// The rows as JSON: `{"cpu", "simd", "rows": [...], "prepare": [...]}`.
-pub fn json(rows: &[Row], prepare_rows: &[PrepareRow]) -> serde_json::Value {
-    let rows: Vec<serde_json::Value> = rows
+pub fn json(report: &Report) -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = report
+        .rows
         .iter()
         .map(|r| {
             serde_json::json!({
@@ -465,7 +497,8 @@ pub fn json(rows: &[Row], prepare_rows: &[PrepareRow]) -> serde_json::Value {
             })
         })
         .collect();
-    let prepare: Vec<serde_json::Value> = prepare_rows
+    let prepare: Vec<serde_json::Value> = report
+        .prepare
         .iter()
         .map(|r| {
             serde_json::json!({
@@ -482,6 +515,7 @@ pub fn json(rows: &[Row], prepare_rows: &[PrepareRow]) -> serde_json::Value {
         "joints": BENCH_JOINTS,
         "rows": rows,
         "prepare": prepare,
+        "paths": crate::bench_paths::json(&report.paths),
     })
 }
 
@@ -503,14 +537,16 @@ mod tests {
             backends: vec![Backend::Scalar, Backend::Simd, Backend::Parallel],
             sample: Duration::from_micros(200),
             samples: 1,
+            crowds: vec![(5, 300)],
+            scene_copies: 3,
         }
     }
 
     #[test]
     fn json_rows_have_the_documented_keys() {
-        let (rows, prepare_rows) = run(&tiny(), false).unwrap();
-        assert_eq!(rows.len(), tiny().len());
-        let json = json(&rows, &prepare_rows);
+        let report = run(&tiny(), false).unwrap();
+        assert_eq!(report.rows.len(), tiny().len());
+        let json = json(&report);
         let rows = json["rows"].as_array().unwrap();
         for row in rows {
             for key in [
@@ -540,6 +576,18 @@ mod tests {
             .collect();
         assert!(["p", "pn", "pnt"].iter().all(|a| attributes.contains(a)));
         assert_eq!(json["prepare"].as_array().unwrap().len(), 6);
-        assert!(table(&[], &[]).contains("CPU:"));
+        // Paths: the handle per method, the scene per method, the crowd per method and thread
+        // count, each with its kernel figure.
+        let paths = json["paths"].as_array().unwrap();
+        let threads = if rayon::current_num_threads() > 1 {
+            2
+        } else {
+            1
+        };
+        assert_eq!(paths.len(), 3 + 3 + 3 * threads);
+        for row in paths {
+            assert!(row["ratio"].as_f64().unwrap() > 0.0, "{row}");
+        }
+        assert!(table(&report).contains("CPU:"));
     }
 }

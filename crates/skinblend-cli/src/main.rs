@@ -1,6 +1,7 @@
 //! The `skinblend` command line program.
 
 mod bench;
+mod bench_paths;
 mod centers;
 mod evidence;
 mod gpu;
@@ -391,16 +392,16 @@ fn run_bench(quick: bool, json: bool) -> Result<()> {
     } else {
         bench::Plan::full()
     };
-    let (rows, prepare_rows) = bench::run(&plan, !json)?;
+    let report = bench::run(&plan, !json)?;
     let mut out = std::io::stdout().lock();
     if json {
         writeln!(
             out,
             "{}",
-            serde_json::to_string_pretty(&bench::json(&rows, &prepare_rows))?
+            serde_json::to_string_pretty(&bench::json(&report))?
         )?;
     } else {
-        write!(out, "{}", bench::table(&rows, &prepare_rows))?;
+        write!(out, "{}", bench::table(&report))?;
     }
     Ok(())
 }

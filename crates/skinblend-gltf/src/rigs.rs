@@ -419,6 +419,37 @@ pub fn to_glb(fixture: &Fixture) -> Result<Vec<u8>> {
     Ok(container::assemble_glb(&text, &bin))
 }
 
+/// `fixture` as GLB bytes with its skinned node shown `copies` times (at least once): every copy
+/// uses the same mesh and skin, so a scene skinner skins `copies` primitives per frame under
+/// one palette. A scene of a known size for benchmarks (`skinblend bench`).
+///
+/// # Errors
+/// As [`to_document`].
+pub fn to_glb_with_copies(fixture: &Fixture, copies: usize) -> Result<Vec<u8>> {
+    let (mut document, bin) = to_document(fixture)?;
+    let mesh_node = document["nodes"]
+        .as_array()
+        .and_then(|nodes| nodes.iter().position(|n| n.get("skin").is_some()))
+        .ok_or_else(|| GltfError::invalid("nodes", "the rig has no skinned node"))?;
+    let node = document["nodes"][mesh_node].clone();
+    let first = document["nodes"].as_array().map_or(0, Vec::len);
+    let added = (1..copies).map(|copy| {
+        let mut value = node.clone();
+        value["name"] = json!(format!("{}-{copy}", fixture.name));
+        value
+    });
+    if let Some(nodes) = document["nodes"].as_array_mut() {
+        nodes.extend(added);
+    }
+    if let Some(roots) = document["scenes"][0]["nodes"].as_array_mut() {
+        roots.extend((first..first + copies.saturating_sub(1)).map(|i| json!(i)));
+    }
+    let text = serde_json::to_vec(&document).map_err(|e| GltfError::Json {
+        message: e.to_string(),
+    })?;
+    Ok(container::assemble_glb(&text, &bin))
+}
+
 /// Writes `fixture` to `path` (`.glb`, or `.gltf` with the buffer as a base64 data: URI),
 /// atomically (a temporary name beside it, then renamed).
 ///

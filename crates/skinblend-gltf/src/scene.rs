@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use glam::{Vec3, Vec4};
 use skinblend::cor::{CorOptions, CorProgress};
 use skinblend::{
-    prepare, CpuBackend, Method, PreparedPalette, SkinBackend, SkinError, SkinInput, SkinOptions,
+    prepare, CpuBackend, Method, PreparedPalette, SkinBackend, SkinError, SkinMesh, SkinOptions,
     SkinOutputs,
 };
 
@@ -75,10 +75,13 @@ struct ScenePrimitive<'m, M> {
     /// Index into [`SceneSkinner::skins`].
     skin: usize,
     primitive: &'m Primitive,
-    influences: &'m skinblend::Influences,
-    /// The file's centers, or centers computed when the skinner was made (CoR only).
-    centers: Option<Cow<'m, [Vec3]>>,
-    /// The backend's copy (reloaded each frame when morph targets change the attributes).
+    /// The primitive's bind pose as the options ask, with its centers (CoR), checked once:
+    /// borrowing the model's arrays, or owning the morphed ones of the last frame's weights.
+    mesh: SkinMesh<'m>,
+    /// The morph weights `mesh` was made with (primitives with morph targets only): a frame with
+    /// other weights makes and checks a new mesh, one with the same weights reuses it.
+    morph_weights: Option<Vec<f32>>,
+    /// The backend's copy (reloaded when morph targets change the attributes).
     loaded: M,
     path: String,
 }
@@ -205,7 +208,7 @@ impl<'m, B: SkinBackend> SceneSkinner<'m, B> {
                             std::ptr::eq(done.primitive, primitive)
                         }) {
                         // A mesh shown by two nodes: its primitive's centers are already computed.
-                        Some(done) => done.centers.clone(),
+                        Some(done) => done.mesh.rotation_centers().map(|c| Cow::Owned(c.to_vec())),
                         None => {
                             let done = centers_computed;
                             let computed = primitive_rotation_centers(
@@ -221,16 +224,16 @@ impl<'m, B: SkinBackend> SceneSkinner<'m, B> {
                     }
                 }
             };
-            let input = scene_input(primitive, influences, centers.as_deref(), &options)
-                .map_err(skin_error(&path))?;
-            let loaded = backend.load_mesh(&input).map_err(backend_error(&path))?;
+            let mesh =
+                scene_mesh(primitive, influences, centers, &options).map_err(skin_error(&path))?;
+            let loaded = backend.load_mesh(&mesh).map_err(backend_error(&path))?;
             primitives.push(ScenePrimitive {
                 posed: (posed_node, p),
                 node,
                 skin,
                 primitive,
-                influences,
-                centers,
+                mesh,
+                morph_weights: None,
                 loaded,
                 path,
             });
@@ -271,42 +274,34 @@ impl<'m, B: SkinBackend> SceneSkinner<'m, B> {
         }
         for scene_primitive in &mut self.primitives {
             let primitive = scene_primitive.primitive;
-            let weights = pose
-                .weights
-                .get(scene_primitive.node)
-                .map_or(&[][..], Vec::as_slice);
+            let path = &scene_primitive.path;
             // Any primitive with targets goes through `morphed` (which renormalizes normals and
             // tangents), whatever the weights, so that a frame at zero weights is skinned as
-            // every other frame of the clip.
-            let morphs = !primitive.targets.is_empty();
-            let (positions, normals, tangents) = if morphs {
-                let (p, n, t) = morphed(primitive, weights);
-                (Cow::Owned(p), n.map(Cow::Owned), t.map(Cow::Owned))
-            } else {
-                (
-                    Cow::Borrowed(primitive.positions.as_slice()),
-                    primitive.normals.as_deref().map(Cow::Borrowed),
-                    primitive.tangents.as_deref().map(Cow::Borrowed),
-                )
-            };
-            let path = &scene_primitive.path;
-            let input = SkinInput::new(
-                &positions,
-                normals.as_deref().filter(|_| self.options.normals),
-                tangents.as_deref().filter(|_| self.options.tangents),
-                scene_primitive.influences,
-            )
-            .and_then(|input| match scene_primitive.centers.as_deref() {
-                Some(centers) => input.with_rotation_centers(centers),
-                None => Ok(input),
-            })
-            .map_err(skin_error(path))?;
-            if morphs {
-                // The attributes may differ from what the backend holds: load them again.
-                scene_primitive.loaded = self
-                    .backend
-                    .load_mesh(&input)
-                    .map_err(backend_error(path))?;
+            // every other frame of the clip. Its mesh is made and checked again only when the
+            // weights change.
+            if !primitive.targets.is_empty() {
+                let weights = pose
+                    .weights
+                    .get(scene_primitive.node)
+                    .map_or(&[][..], Vec::as_slice);
+                if scene_primitive.morph_weights.as_deref() != Some(weights) {
+                    let (p, n, t) = morphed(primitive, weights);
+                    let options = &self.options;
+                    scene_primitive
+                        .mesh
+                        .set_attributes(
+                            p,
+                            n.filter(|_| options.normals).map(Cow::Owned),
+                            t.filter(|_| options.tangents).map(Cow::Owned),
+                        )
+                        .map_err(skin_error(path))?;
+                    // The attributes may differ from what the backend holds: load them again.
+                    scene_primitive.loaded = self
+                        .backend
+                        .load_mesh(&scene_primitive.mesh)
+                        .map_err(backend_error(path))?;
+                    scene_primitive.morph_weights = Some(weights.to_vec());
+                }
             }
             let Some(palette) = self.skins[scene_primitive.skin].prepared.as_ref() else {
                 continue;
@@ -317,7 +312,7 @@ impl<'m, B: SkinBackend> SceneSkinner<'m, B> {
                 .backend
                 .skin_mesh(
                     &mut scene_primitive.loaded,
-                    &input,
+                    &scene_primitive.mesh,
                     palette,
                     SkinOutputs {
                         positions: &mut out.positions,
@@ -352,22 +347,24 @@ impl<'m, B: SkinBackend> SceneSkinner<'m, B> {
     }
 }
 
-/// The bind-pose input of a primitive as `options` asks (normals and tangents where wanted).
-fn scene_input<'a>(
+/// A primitive's bind pose as `options` asks (normals and tangents where wanted), with its
+/// centers, checked once.
+fn scene_mesh<'a>(
     primitive: &'a Primitive,
     influences: &'a skinblend::Influences,
-    centers: Option<&'a [Vec3]>,
+    centers: Option<Cow<'a, [Vec3]>>,
     options: &SceneOptions,
-) -> std::result::Result<SkinInput<'a>, SkinError> {
-    let input = SkinInput::new(
-        &primitive.positions,
-        primitive.normals.as_deref().filter(|_| options.normals),
-        primitive.tangents.as_deref().filter(|_| options.tangents),
-        influences,
-    )?;
+) -> std::result::Result<SkinMesh<'a>, SkinError> {
+    let mut mesh = SkinMesh::new(&primitive.positions[..], influences)?;
+    if let Some(normals) = primitive.normals.as_deref().filter(|_| options.normals) {
+        mesh = mesh.with_normals(normals)?;
+    }
+    if let Some(tangents) = primitive.tangents.as_deref().filter(|_| options.tangents) {
+        mesh = mesh.with_tangents(tangents)?;
+    }
     match centers {
-        Some(centers) => input.with_rotation_centers(centers),
-        None => Ok(input),
+        Some(centers) => mesh.with_rotation_centers(centers),
+        None => Ok(mesh),
     }
 }
 

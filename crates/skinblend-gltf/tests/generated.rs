@@ -9,7 +9,7 @@ use common::*;
 use glam::{Mat4, Quat, Vec3};
 use serde_json::json;
 use skinblend::{Method, SkinOptions};
-use skinblend_gltf::{export, Interp, Model, Sampler};
+use skinblend_gltf::{export, Interp, Model, Sampler, SceneOptions, SceneSkinner};
 
 /// f32 round-off on coordinates of order 1 after one or two matrix products.
 const F32_TOLERANCE: f32 = 1e-5;
@@ -606,6 +606,31 @@ fn morph_file() -> Builder {
     b
 }
 
+/// A morph-target primitive's mesh is made and checked again only when the frame's weights
+/// differ from the last frame's: the clip's weights change between t = 0 and t = 1 and stay at
+/// the last key after it.
+fn a_morphed_primitive_is_checked_again_only_when_its_weights_change() {
+    let model = Model::from_bytes(&morph_file().glb(), None).unwrap();
+    let before = skinblend::full_validations();
+    let mut skinner = SceneSkinner::cpu(&model, SceneOptions::default()).unwrap();
+    let made = skinblend::full_validations() - before;
+    assert_eq!(
+        made, 1,
+        "one primitive, checked once when the skinner is made"
+    );
+    let mut checks = |time_s: f32| {
+        let pose = model.pose(Some(0), time_s).unwrap();
+        let before = skinblend::full_validations();
+        skinner.skin(&pose).unwrap();
+        skinblend::full_validations() - before
+    };
+    assert_eq!(checks(0.25), 1, "first frame: the morphed attributes");
+    assert_eq!(checks(0.25), 0, "same weights: the same mesh");
+    assert_eq!(checks(0.5), 1, "other weights: checked again");
+    assert_eq!(checks(2.0), 1, "past the clip: the last key's weights");
+    assert_eq!(checks(3.0), 0, "and they stay");
+}
+
 /// The exports of the generated files (quantized, eight influences, morph targets, the
 /// plain strip) pass the Khronos glTF-Validator with 0 errors. Needs node and
 /// `npm ci --prefix tools`; required under CI=true (`.ci/run` installs it).
@@ -653,6 +678,7 @@ fn generated_exports_pass_the_khronos_validator() {
 }
 
 skinblend_testkit::test_main!(
+    a_morphed_primitive_is_checked_again_only_when_its_weights_change,
     joints_1_gives_eight_influences,
     normalized_u8_and_u16_weights_decode_and_renormalize,
     sparse_accessors_substitute_elements,

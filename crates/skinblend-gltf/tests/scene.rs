@@ -122,7 +122,34 @@ fn positions_only_skins_no_normals_and_the_same_positions() {
     }
 }
 
+/// A primitive without morph targets is checked once, when the skinner is made, and never per
+/// frame (`skinblend::full_validations` counts full checks of a mesh's attributes).
+fn each_primitive_is_checked_once_however_many_frames() {
+    let bytes =
+        skinblend_gltf::rigs::to_glb_with_copies(&skinblend::fixtures::twist_fine(), 3).unwrap();
+    let model = Model::from_bytes(&bytes, None).unwrap();
+    for method in Method::ALL {
+        let before = skinblend::full_validations();
+        let mut skinner = SceneSkinner::cpu(&model, SceneOptions::with_method(method)).unwrap();
+        assert_eq!(
+            skinblend::full_validations() - before,
+            3,
+            "{method}: three skinned nodes, one check each"
+        );
+        for time_s in times_s(&model) {
+            let pose = model.pose(Some(0), time_s).unwrap();
+            assert_eq!(primitives(skinner.skin(&pose).unwrap()), 3);
+        }
+        assert_eq!(
+            skinblend::full_validations() - before,
+            3,
+            "{method}: {FRAMES} frames checked no mesh again"
+        );
+    }
+}
+
 skinblend_testkit::test_main!(
+    each_primitive_is_checked_once_however_many_frames,
     cor_centers_are_computed_once_per_primitive_over_a_clip,
     a_long_lived_skinner_equals_a_fresh_one_at_every_frame,
     positions_only_skins_no_normals_and_the_same_positions,

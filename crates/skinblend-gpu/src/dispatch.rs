@@ -5,7 +5,7 @@ use std::sync::mpsc;
 
 use glam::{Vec3, Vec4};
 use skinblend::{
-    Diagnostics, Method, PreparedPalette, RunOptions, SkinBackend, SkinError, SkinInput,
+    Diagnostics, Method, PreparedPalette, RunOptions, SkinBackend, SkinError, SkinMesh,
     SkinOutputs, Skinned,
 };
 
@@ -294,25 +294,25 @@ impl GpuSkinner {
 /// The GPU as a [`SkinBackend`], so scene skinning (skinblend-gltf's `SceneSkinner`) runs here
 /// as on the CPU: a mesh is uploaded once ([`GpuSkinner::upload`]); each frame is one dispatch
 /// ([`GpuSkinner::skin`]) and a readback into the caller's buffers
-/// ([`GpuSkinner::read_back_into`]). The `input` of `skin_mesh` is not read: the GPU skins the
+/// ([`GpuSkinner::read_back_into`]). The `mesh` of `skin_mesh` is not read: the GPU skins the
 /// copy it uploaded.
 impl SkinBackend for GpuSkinner {
     type Mesh = GpuMesh;
     type Error = GpuError;
 
-    fn load_mesh(&self, input: &SkinInput<'_>) -> Result<GpuMesh, GpuError> {
-        self.upload(input)
+    fn load_mesh(&self, mesh: &SkinMesh<'_>) -> Result<GpuMesh, GpuError> {
+        self.upload(&mesh.input())
     }
 
     fn skin_mesh(
         &self,
-        mesh: &mut GpuMesh,
-        _input: &SkinInput<'_>,
+        loaded: &mut GpuMesh,
+        _mesh: &SkinMesh<'_>,
         palette: &PreparedPalette,
         outputs: SkinOutputs<'_>,
         run: RunOptions,
     ) -> Result<Diagnostics, GpuError> {
-        self.skin(mesh, palette, run)?;
-        self.read_back_into(mesh, outputs)
+        self.skin(loaded, palette, run)?;
+        self.read_back_into(loaded, outputs)
     }
 }

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Arguments: method (`linear`, `dq`, `cor`), attributes (`p`, `pn`, `pnt`; with a `b`, as
-//! `pnb`, the input carries its `VertexBlocks` as `skinblend bench`'s does), influences per
+//! `pnb`, the input is a `SkinMesh`, whose private blocks LBS reads, as `skinblend bench`'s is), influences per
 //! vertex, vertices, calls, and optionally joints (64 unless given: `skinblend bench`'s rig) and
 //! threads (1 unless given: more split each call over a rayon pool of that many threads, the
 //! calls made from inside the pool as `skinblend bench`'s parallel rows make them) and an output
@@ -22,7 +22,7 @@
 
 use glam::{Vec3, Vec4};
 use skinblend::fixtures::benchmark_mesh;
-use skinblend::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs, VertexBlocks};
+use skinblend::{prepare, skin_into, Method, SkinInput, SkinMesh, SkinOptions, SkinOutputs};
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -66,11 +66,9 @@ fn main() {
     )
     .and_then(|input| input.with_rotation_centers(&mesh.positions))
     .expect("the benchmark mesh is valid");
-    let blocks = with_blocks.then(|| VertexBlocks::new(&input));
-    let input = match &blocks {
-        Some(blocks) => input
-            .with_vertex_blocks(blocks)
-            .expect("blocks made from this input"),
+    let handle = with_blocks.then(|| SkinMesh::from_input(&input));
+    let input = match &handle {
+        Some(handle) => handle.input(),
         None => input,
     };
     let options = SkinOptions {

@@ -93,16 +93,13 @@ pub enum SkinError {
         vertex: usize,
     },
 
-    /// [`crate::VertexBlocks`] handed to an input they were not made from.
-    #[error("vertex blocks differ from the input's {attribute}{at}", at = match vertex {
-        Some(v) => format!(" at vertex {v}"),
-        None => ": one has them, the other not".to_owned(),
-    })]
-    VertexBlocksMismatch {
-        /// Which attribute: `"positions"` or `"normals"`.
-        attribute: &'static str,
-        /// The first vertex whose bits differ, or `None` where only one side has the attribute.
-        vertex: Option<usize>,
+    /// One mesh of a [`crate::skin_batch`] call is wrong; nothing was skinned.
+    #[error("batch job {job}: {source}")]
+    BatchJob {
+        /// The job's index in the batch.
+        job: usize,
+        /// What is wrong with it.
+        source: Box<SkinError>,
     },
 
     /// An output asks for an attribute the input does not have.

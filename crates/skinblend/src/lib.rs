@@ -51,6 +51,7 @@ mod error;
 pub mod evidence;
 pub mod fixtures;
 mod influences;
+mod mesh;
 pub mod metrics;
 mod palette;
 mod reference;
@@ -63,6 +64,7 @@ pub use backend::{CpuBackend, SkinBackend};
 pub use dual_quat::DualQuat;
 pub use error::SkinError;
 pub use influences::{InfluenceBuildReport, Influences};
+pub use mesh::{full_validations, skin_batch, SkinJob, SkinMesh};
 pub use palette::{prepare, split, PreparedPalette, RigidSplit};
 pub use simd::simd_backend;
 pub use skin::{skin, skin_into};
@@ -70,7 +72,6 @@ pub use types::{
     Diagnostics, Method, PaletteSpec, RunOptions, SkinInput, SkinOptions, SkinOutputs, Skinned,
     DEFAULT_RIGID_TOLERANCE,
 };
-pub use vertex_blocks::VertexBlocks;
 
 /// Re-export of the glam version used in this crate's public API.
 pub use glam;

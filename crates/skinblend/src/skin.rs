@@ -98,6 +98,16 @@ pub fn skin_into(
     outputs: SkinOutputs<'_>,
     run: RunOptions,
 ) -> Result<Diagnostics, SkinError> {
+    check_call(input, palette, &outputs)?;
+    Ok(skin_checked(input, palette, outputs, run))
+}
+
+/// The O(1) checks of a call of [`skin_into`].
+pub(crate) fn check_call(
+    input: &SkinInput<'_>,
+    palette: &PreparedPalette,
+    outputs: &SkinOutputs<'_>,
+) -> Result<(), SkinError> {
     let n = input.vertex_count();
     check_length("output positions", n, outputs.positions.len())?;
     if let Some(normals) = outputs.normals.as_deref() {
@@ -126,6 +136,16 @@ pub fn skin_into(
             found: palette.joint_count(),
         });
     }
+    Ok(())
+}
+
+/// [`skin_into`] after [`check_call`].
+pub(crate) fn skin_checked(
+    input: &SkinInput<'_>,
+    palette: &PreparedPalette,
+    outputs: SkinOutputs<'_>,
+    run: RunOptions,
+) -> Diagnostics {
     // The kernel is chosen once per call: every piece of a parallel split runs the same one.
     let simd = run
         .simd
@@ -139,7 +159,7 @@ pub fn skin_into(
         diagnostics.sign_flips = diagnostics.sign_flips.wrapping_add(tallied);
     }
     diagnostics.non_rigid_joints = palette.non_rigid_joints();
-    Ok(diagnostics)
+    diagnostics
 }
 
 /// Skins the whole range with `kernel`, split over the rayon pool where `run` allows it and the

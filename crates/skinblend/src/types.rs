@@ -6,7 +6,8 @@
 
 use glam::{Vec3, Vec4};
 
-use crate::{Influences, SkinError, VertexBlocks};
+use crate::vertex_blocks::VertexBlocks;
+use crate::{Influences, SkinError};
 
 /// Default tolerance below which a residual counts as the identity and its joint as rigid.
 ///
@@ -259,7 +260,8 @@ impl Diagnostics {
     }
 }
 
-/// A mesh's skinning inputs, validated once and reused every frame.
+/// A mesh's skinning inputs over borrowed slices, checked when made: for one-off calls of
+/// [`crate::skin_into`]. A mesh skinned every frame is a [`crate::SkinMesh`], checked once.
 ///
 /// Positions and normals are `Vec3`, tangents `Vec4` with `w` the handedness (±1), all in the
 /// bind pose (the space the inverse bind matrices map from), one per vertex of `influences`.
@@ -286,31 +288,14 @@ impl<'a> SkinInput<'a> {
         tangents: Option<&'a [Vec4]>,
         influences: &'a Influences,
     ) -> Result<Self, SkinError> {
+        crate::mesh::count_full_validation();
         let expected = influences.vertex_count();
-        check_length("positions", expected, positions.len())?;
-        if let Some(vertex) = positions.iter().position(|p| !p.is_finite()) {
-            return Err(SkinError::NonFiniteAttribute {
-                attribute: "positions",
-                vertex,
-            });
-        }
+        check_vec3s("positions", expected, positions)?;
         if let Some(normals) = normals {
-            check_length("normals", expected, normals.len())?;
-            if let Some(vertex) = normals.iter().position(|n| !n.is_finite()) {
-                return Err(SkinError::NonFiniteAttribute {
-                    attribute: "normals",
-                    vertex,
-                });
-            }
+            check_vec3s("normals", expected, normals)?;
         }
         if let Some(tangents) = tangents {
-            check_length("tangents", expected, tangents.len())?;
-            if let Some(vertex) = tangents.iter().position(|t| !t.is_finite()) {
-                return Err(SkinError::NonFiniteAttribute {
-                    attribute: "tangents",
-                    vertex,
-                });
-            }
+            check_vec4s("tangents", expected, tangents)?;
         }
         Ok(Self {
             positions,
@@ -339,25 +324,28 @@ impl<'a> SkinInput<'a> {
         })
     }
 
-    /// Adds `blocks`, made by [`VertexBlocks::new`] from an input with these positions and
-    /// normals, for the SIMD kernels to read instead of the arrays where they can (results are
-    /// bit-identical). O(vertices) once: the blocks are compared with the arrays bit for bit.
-    ///
-    /// # Errors
-    /// [`SkinError::AttributeLength`] (`"vertex_blocks"`) for another vertex count,
-    /// [`SkinError::VertexBlocksMismatch`] where a position or normal differs, or where one of
-    /// the two has normals and the other not.
-    pub fn with_vertex_blocks(self, blocks: &'a VertexBlocks) -> Result<Self, SkinError> {
-        blocks.check_matches(&self)?;
-        Ok(Self {
-            vertex_blocks: Some(blocks),
-            ..self
-        })
+    /// An input over attributes a [`crate::SkinMesh`] has already checked, with the mesh's
+    /// blocks: no check here.
+    pub(crate) fn checked(
+        positions: &'a [Vec3],
+        normals: Option<&'a [Vec3]>,
+        tangents: Option<&'a [Vec4]>,
+        influences: &'a Influences,
+        rotation_centers: Option<&'a [Vec3]>,
+        vertex_blocks: &'a VertexBlocks,
+    ) -> Self {
+        Self {
+            positions,
+            normals,
+            tangents,
+            influences,
+            rotation_centers,
+            vertex_blocks: Some(vertex_blocks),
+        }
     }
 
-    /// The input's [`VertexBlocks`], if given.
-    #[must_use]
-    pub fn vertex_blocks(&self) -> Option<&'a VertexBlocks> {
+    /// The mesh's blocks, where the input comes from a [`crate::SkinMesh`].
+    pub(crate) fn vertex_blocks(&self) -> Option<&'a VertexBlocks> {
         self.vertex_blocks
     }
 
@@ -465,6 +453,32 @@ pub struct Skinned {
     pub tangents: Option<Vec<Vec4>>,
     /// Exact counts of what happened (see [`Diagnostics`]).
     pub diagnostics: Diagnostics,
+}
+
+/// `values` has `expected` elements, all finite.
+pub(crate) fn check_vec3s(
+    attribute: &'static str,
+    expected: usize,
+    values: &[Vec3],
+) -> Result<(), SkinError> {
+    check_length(attribute, expected, values.len())?;
+    match values.iter().position(|v| !v.is_finite()) {
+        Some(vertex) => Err(SkinError::NonFiniteAttribute { attribute, vertex }),
+        None => Ok(()),
+    }
+}
+
+/// `values` has `expected` elements, all finite.
+pub(crate) fn check_vec4s(
+    attribute: &'static str,
+    expected: usize,
+    values: &[Vec4],
+) -> Result<(), SkinError> {
+    check_length(attribute, expected, values.len())?;
+    match values.iter().position(|v| !v.is_finite()) {
+        Some(vertex) => Err(SkinError::NonFiniteAttribute { attribute, vertex }),
+        None => Ok(()),
+    }
 }
 
 pub(crate) fn check_length(

@@ -4,8 +4,6 @@
 use glam::Vec3;
 
 use crate::simd::BLOCK_VERTICES;
-use crate::types::SkinInput;
-use crate::SkinError;
 
 /// Eight `Vec3`s as `x₀..x₇, y₀..y₇, z₀..z₇`: each component one aligned 32-byte load. 96 bytes,
 /// the size of the eight `Vec3`s it holds.
@@ -38,65 +36,39 @@ impl Vec3x8 {
         }
         block
     }
-
-    /// The first lane whose bits differ from `values[lane]`, if any.
-    fn first_difference(&self, values: &[Vec3]) -> Option<usize> {
-        values.iter().enumerate().position(|(lane, value)| {
-            self.x[lane].to_bits() != value.x.to_bits()
-                || self.y[lane].to_bits() != value.y.to_bits()
-                || self.z[lane].to_bits() != value.z.to_bits()
-        })
-    }
 }
 
 /// A mesh's bind-pose positions and normals in blocks of eight vertices, one component of all
 /// eight per 32 bytes: what the SIMD kernels would otherwise make from the `Vec3` arrays, block
-/// by block, with shuffles. Built once per mesh from its [`SkinInput`] and handed back to it with
-/// [`SkinInput::with_vertex_blocks`]; results are bit-identical with and without it (only where
-/// a kernel reads its inputs changes). Costs 24 bytes per vertex per attribute (positions, and
-/// normals where the input has them); the last `vertex_count % 8` vertices are not held (the
-/// kernels skin them from the arrays).
+/// by block, with shuffles. A [`crate::SkinMesh`] builds them once from its own attributes, so
+/// they always hold exactly its values; results are bit-identical with and without them (only
+/// where a kernel reads its inputs changes). Costs 24 bytes per vertex per attribute
+/// (positions, and normals where the mesh has them); the last `vertex_count % 8` vertices are
+/// not held (the kernels skin them from the arrays).
 ///
 /// Read by LBS with positions and normals, four influences and unit weight sums (the case
-/// `skinblend bench` and the comparison with ozz-animation measure): 1.04× / 1.05× / 1.04×
-/// faster than from the arrays at 10k / 100k / 1M vertices (`tools/ozz-compare/ab.py` of
-/// `kernel_instructions linear pn` against `pnb`, docs/bench.md "twenty-second session").
-/// Every other kernel reads the arrays.
+/// `skinblend bench` and the comparison with ozz-animation measure): about 1.04x faster than
+/// from the arrays (`tools/ozz-compare/ab.py` of `kernel_instructions linear pn` against `pnb`,
+/// docs/bench.md). Every other kernel reads the arrays.
 #[derive(Debug, Clone, PartialEq)]
-pub struct VertexBlocks {
-    vertex_count: usize,
+pub(crate) struct VertexBlocks {
     positions: Vec<Vec3x8>,
     normals: Option<Vec<Vec3x8>>,
 }
 
 impl VertexBlocks {
-    /// The blocks of `input`'s positions, and of its normals where it has them. O(vertices);
-    /// allocates the blocks.
-    #[must_use]
-    pub fn new(input: &SkinInput<'_>) -> Self {
-        let blocks = |values: &[Vec3]| {
-            values
-                .chunks_exact(BLOCK_VERTICES)
-                .map(Vec3x8::from_block)
-                .collect()
-        };
+    /// The blocks of `positions`, and of `normals` where given. O(vertices); allocates the
+    /// blocks.
+    pub(crate) fn new(positions: &[Vec3], normals: Option<&[Vec3]>) -> Self {
         Self {
-            vertex_count: input.vertex_count(),
-            positions: blocks(input.positions()),
-            normals: input.normals().map(blocks),
+            positions: blocks_of(positions),
+            normals: normals.map(blocks_of),
         }
     }
 
-    /// The vertex count of the input the blocks were made from.
-    #[must_use]
-    pub fn vertex_count(&self) -> usize {
-        self.vertex_count
-    }
-
-    /// Whether the blocks hold normals (the input they were made from had them).
-    #[must_use]
-    pub fn has_normals(&self) -> bool {
-        self.normals.is_some()
+    /// The same blocks of positions with the blocks of `normals` (or none).
+    pub(crate) fn set_normals(&mut self, normals: Option<&[Vec3]>) {
+        self.normals = normals.map(blocks_of);
     }
 
     /// The blocks of positions: block `b` holds vertices `8 b .. 8 b + 8`.
@@ -106,52 +78,25 @@ impl VertexBlocks {
         &self.positions
     }
 
-    /// The blocks of normals, where the input had normals.
+    /// The blocks of normals, where the mesh has normals.
     // Read by the x86-64 kernels only.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) fn normal_blocks(&self) -> Option<&[Vec3x8]> {
         self.normals.as_deref()
     }
+}
 
-    /// `Ok` where these blocks hold exactly `input`'s positions and normals, bit for bit.
-    ///
-    /// # Errors
-    /// [`SkinError::AttributeLength`] (`"vertex_blocks"`) for another vertex count,
-    /// [`SkinError::VertexBlocksMismatch`] naming the attribute and the first vertex that
-    /// differs (or `vertex: None` where one side has normals and the other not).
-    pub(crate) fn check_matches(&self, input: &SkinInput<'_>) -> Result<(), SkinError> {
-        crate::types::check_length("vertex_blocks", input.vertex_count(), self.vertex_count)?;
-        let compare = |attribute: &'static str, blocks: &[Vec3x8], values: &[Vec3]| {
-            for (b, (block, values)) in blocks
-                .iter()
-                .zip(values.chunks_exact(BLOCK_VERTICES))
-                .enumerate()
-            {
-                if let Some(lane) = block.first_difference(values) {
-                    return Err(SkinError::VertexBlocksMismatch {
-                        attribute,
-                        vertex: Some(b * BLOCK_VERTICES + lane),
-                    });
-                }
-            }
-            Ok(())
-        };
-        compare("positions", &self.positions, input.positions())?;
-        match (self.normals.as_deref(), input.normals()) {
-            (Some(blocks), Some(values)) => compare("normals", blocks, values),
-            (None, None) => Ok(()),
-            _ => Err(SkinError::VertexBlocksMismatch {
-                attribute: "normals",
-                vertex: None,
-            }),
-        }
-    }
+/// The whole blocks of eight of `values`.
+fn blocks_of(values: &[Vec3]) -> Vec<Vec3x8> {
+    values
+        .chunks_exact(BLOCK_VERTICES)
+        .map(Vec3x8::from_block)
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Influences;
 
     fn vertices(count: usize, salt: f32) -> Vec<Vec3> {
         (0..count)
@@ -163,10 +108,9 @@ mod tests {
     fn blocks_hold_each_whole_block_by_component() {
         let positions = vertices(19, 1.0);
         let normals = vertices(19, -3.0);
-        let influences = Influences::new(1, vec![0; 19], vec![1.0; 19], 1).unwrap();
-        let input = SkinInput::new(&positions, Some(&normals), None, &influences).unwrap();
-        let blocks = VertexBlocks::new(&input);
-        assert_eq!(blocks.vertex_count(), 19);
+        let mut blocks = VertexBlocks::new(&positions, None);
+        assert!(blocks.normal_blocks().is_none());
+        blocks.set_normals(Some(&normals));
         assert_eq!(
             blocks.position_blocks().len(),
             2,
@@ -181,57 +125,13 @@ mod tests {
         let n = normals[13];
         let block = &blocks.normal_blocks().unwrap()[1];
         assert_eq!([block.x[5], block.y[5], block.z[5]], n.to_array());
-        assert_eq!(blocks.check_matches(&input), Ok(()));
-    }
-
-    #[test]
-    fn a_mismatch_names_the_attribute_and_vertex() {
-        let positions = vertices(16, 1.0);
-        let normals = vertices(16, 2.0);
-        let influences = Influences::new(1, vec![0; 16], vec![1.0; 16], 1).unwrap();
-        let input = SkinInput::new(&positions, Some(&normals), None, &influences).unwrap();
-        let blocks = VertexBlocks::new(&input);
-
-        let mut moved = normals.clone();
-        moved[11].y += 1.0;
-        let other = SkinInput::new(&positions, Some(&moved), None, &influences).unwrap();
-        assert_eq!(
-            other.with_vertex_blocks(&blocks).unwrap_err(),
-            SkinError::VertexBlocksMismatch {
-                attribute: "normals",
-                vertex: Some(11)
-            }
-        );
-        // Bits, not values: -0 is not +0 here.
+        // Bits, not values: a negative zero stays negative.
         let mut signed_zero = positions.clone();
-        signed_zero[0].x = -0.0;
-        assert_eq!(positions[0].x.to_bits(), 0.0f32.to_bits());
-        let other = SkinInput::new(&signed_zero, Some(&normals), None, &influences).unwrap();
+        signed_zero[3].y = -0.0;
+        let blocks = VertexBlocks::new(&signed_zero, None);
         assert_eq!(
-            other.with_vertex_blocks(&blocks).unwrap_err(),
-            SkinError::VertexBlocksMismatch {
-                attribute: "positions",
-                vertex: Some(0)
-            }
+            blocks.position_blocks()[0].y[3].to_bits(),
+            (-0.0f32).to_bits()
         );
-        let without_normals = SkinInput::new(&positions, None, None, &influences).unwrap();
-        assert_eq!(
-            without_normals.with_vertex_blocks(&blocks).unwrap_err(),
-            SkinError::VertexBlocksMismatch {
-                attribute: "normals",
-                vertex: None
-            }
-        );
-        let shorter = Influences::new(1, vec![0; 8], vec![1.0; 8], 1).unwrap();
-        let short_input = SkinInput::new(&positions[..8], None, None, &shorter).unwrap();
-        assert_eq!(
-            short_input.with_vertex_blocks(&blocks).unwrap_err(),
-            SkinError::AttributeLength {
-                attribute: "vertex_blocks",
-                expected: 8,
-                found: 16
-            }
-        );
-        assert!(input.with_vertex_blocks(&blocks).is_ok());
     }
 }

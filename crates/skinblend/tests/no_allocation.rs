@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use glam::{Vec3, Vec4};
 use skinblend::{
-    fixtures, prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs, VertexBlocks,
+    fixtures, prepare, skin_into, Method, SkinInput, SkinMesh, SkinOptions, SkinOutputs,
 };
 
 struct CountingAllocator;
@@ -53,8 +53,14 @@ unsafe impl GlobalAlloc for CountingAllocator {
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
+/// The tests count into one global: they take turns.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn skinning_a_frame_allocates_nothing() {
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mesh = fixtures::benchmark_mesh(20_000, 4, 64, 1);
     let n = mesh.positions.len();
     let (mut positions, mut normals, mut tangents) = (
@@ -72,8 +78,8 @@ fn skinning_a_frame_allocates_nothing() {
     // Positions and normals read from the vertex blocks (LBS's hand-written loop).
     let without_tangents =
         SkinInput::new(&mesh.positions, Some(&mesh.normals), None, &mesh.influences).unwrap();
-    let blocks = VertexBlocks::new(&without_tangents);
-    let from_blocks = without_tangents.with_vertex_blocks(&blocks).unwrap();
+    let handle = SkinMesh::from_input(&without_tangents);
+    let from_blocks = handle.input();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()
@@ -118,5 +124,73 @@ fn skinning_a_frame_allocates_nothing() {
                 );
             }
         }
+    }
+}
+
+#[test]
+fn skinning_a_crowd_in_one_batch_allocates_nothing() {
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let meshes: Vec<_> = (0..12)
+        .map(|i| fixtures::benchmark_mesh(if i == 5 { 9_000 } else { 2_000 }, 4, 32, i))
+        .collect();
+    let handles: Vec<SkinMesh<'_>> = meshes
+        .iter()
+        .map(|m| {
+            SkinMesh::new(&m.positions[..], &m.influences)
+                .and_then(|h| h.with_normals(&m.normals[..]))
+                .unwrap()
+        })
+        .collect();
+    let mut outputs: Vec<(Vec<Vec3>, Vec<Vec3>)> = meshes
+        .iter()
+        .map(|m| {
+            let n = m.positions.len();
+            (vec![Vec3::ZERO; n], vec![Vec3::ZERO; n])
+        })
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    pool.broadcast(|_| COUNTED.with(|c| c.set(true)));
+    for method in [Method::Linear, Method::DualQuaternion] {
+        let mut palettes: Vec<_> = meshes
+            .iter()
+            .map(|m| prepare(&m.palette, None, method).unwrap())
+            .collect();
+        // The job list is the engine's, made once; each frame refreshes palettes and skins.
+        let allocations = pool.install(|| {
+            let mut frame = |palettes: &mut Vec<skinblend::PreparedPalette>| {
+                for (p, m) in palettes.iter_mut().zip(&meshes) {
+                    p.update(&m.palette).unwrap();
+                }
+                let mut jobs: [Option<skinblend::SkinJob<'_>>; 12] = Default::default();
+                for (slot, ((h, p), (positions, normals))) in jobs
+                    .iter_mut()
+                    .zip(handles.iter().zip(palettes.iter()).zip(outputs.iter_mut()))
+                {
+                    *slot = Some(skinblend::SkinJob::new(
+                        h,
+                        p,
+                        SkinOutputs {
+                            positions,
+                            normals: Some(normals),
+                            tangents: None,
+                        },
+                    ));
+                }
+                let mut jobs = jobs.map(Option::unwrap);
+                skinblend::skin_batch(&mut jobs, skinblend::RunOptions::default()).unwrap();
+            };
+            frame(&mut palettes);
+            let before = ALLOCATIONS.load(Ordering::SeqCst);
+            for _ in 0..5 {
+                frame(&mut palettes);
+            }
+            ALLOCATIONS.load(Ordering::SeqCst) - before
+        });
+        assert_eq!(allocations, 0, "{method}: allocations in 5 batch frames");
     }
 }

@@ -8,7 +8,7 @@ use common::*;
 use glam::{Mat4, Vec3, Vec4};
 use skinblend::{
     fixtures, prepare, skin_into, Diagnostics, DualQuat, Influences, Method, PreparedPalette,
-    RunOptions, SkinInput, SkinOptions, SkinOutputs, VertexBlocks,
+    RunOptions, SkinInput, SkinMesh, SkinOptions, SkinOutputs,
 };
 
 /// SIMD vs scalar: fused multiply-adds and another summation order, over up to 8 influences and
@@ -64,8 +64,9 @@ fn bits(r: &Result3) -> Vec<u32> {
 
 /// Skins with the SIMD and the scalar kernel (palettes made by `make`) and compares.
 fn compare(what: &str, input: &SkinInput<'_>, make: impl Fn(&SkinOptions) -> PreparedPalette) {
-    let blocks = VertexBlocks::new(input);
-    let with_blocks = input.with_vertex_blocks(&blocks).unwrap();
+    // The same input as a mesh handle reads the mesh's private blocks where a kernel can.
+    let mesh = SkinMesh::from_input(input);
+    let with_blocks = mesh.input();
     // CoR where the input has centers of rotation.
     let methods: &[Method] = if input.rotation_centers().is_some() {
         &[
@@ -95,7 +96,7 @@ fn compare(what: &str, input: &SkinInput<'_>, make: impl Fn(&SkinOptions) -> Pre
                 normals,
                 tangents,
             );
-            // The input's vertex blocks change where the kernels read, never a bit.
+            // The mesh handle's vertex blocks change where the kernels read, never a bit.
             let from_blocks = run(
                 &with_blocks,
                 &make(&simd_options),
@@ -842,8 +843,8 @@ fn deferred_singular_verdict_across_pieces() {
     }
     let influences = Influences::new(4, joints, weights, palette.len()).unwrap();
     let input = SkinInput::new(&rig.positions, Some(&rig.normals), None, &influences).unwrap();
-    let blocks = VertexBlocks::new(&input);
-    let from_blocks = input.with_vertex_blocks(&blocks).unwrap();
+    let mesh = SkinMesh::from_input(&input);
+    let from_blocks = mesh.input();
     let skin_input = |input: &SkinInput<'_>, simd: bool, parallel: bool, threads: usize| {
         let options = SkinOptions {
             method: Method::Linear,
