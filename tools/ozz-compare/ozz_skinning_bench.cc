@@ -12,7 +12,15 @@
 //
 //   ozz_skinning_bench [--vertices 10000,100000,1000000] [--influences 4] [--sample-ms 25]
 //                      [--samples 5] [--only pn-blended|pn-inverse-transpose|p] [--threads 1|2]
-//                      [--calls N]
+//                      [--calls N] [--crowds 1000x2000,200x10000]
+//
+// With --crowds, it times crowds instead, as an engine drives ozz: MESHES meshes of VERTICES
+// vertices each, mesh i with its own palette of 24 + i % 41 joints and seed 0xC00000 + i (the
+// meshes of `skinblend bench`'s crowd rows), one SkinningJob per mesh (positions + normals by
+// the blended matrix), on one thread, and on two with the meshes split in two halves of equal
+// vertex count (the calling thread runs the first half's jobs, the worker the second's). Prints
+//   ozz crowd pn blended k=<K> meshes=<M> vertices=<V> threads=<T> mverts_per_s=<M>
+//       fastest_mverts_per_s=<F>
 //
 // With --calls N, each selected one-thread configuration instead runs exactly N calls untimed
 // (for CPU-time and instruction counts taken from outside, e.g. `perf stat -e task-clock` or
@@ -44,6 +52,7 @@
 namespace {
 
 constexpr int kJoints = 64;
+constexpr uint64_t kSeed = 0x5EED;
 constexpr double kTau = 6.283185307179586;
 
 // xorshift64*, as fixtures::benchmark_mesh: the top 24 bits as a float in [0, 1).
@@ -76,10 +85,11 @@ void normalize_or_y(float v[3]) {
   for (int a = 0; a < 3; ++a) v[a] /= length;
 }
 
-Mesh make_mesh(int vertices, int k) {
+Mesh make_mesh(int vertices, int k, int joints = kJoints, uint64_t seed = kSeed) {
+  const int kJoints = joints;
   Mesh mesh;
   mesh.k = k;
-  Random rng(0x5EED);
+  Random rng(seed);
   for (int v = 0; v < vertices; ++v) {
     mesh.positions.push_back(rng.unit() * 2.0f - 1.0f);
     mesh.positions.push_back(rng.unit() * 2.0f);
@@ -158,8 +168,11 @@ class Worker {
     generation_.fetch_add(1);
     thread_.join();
   }
-  void start(const ozz::geometry::SkinningJob* job) {
-    job_ = job;
+  void start(const ozz::geometry::SkinningJob* job) { start(job, job + 1); }
+  // Runs the jobs [first, last) in turn.
+  void start(const ozz::geometry::SkinningJob* first, const ozz::geometry::SkinningJob* last) {
+    job_ = first;
+    last_ = last;
     done_.store(false, std::memory_order_relaxed);
     generation_.fetch_add(1, std::memory_order_release);
   }
@@ -179,7 +192,9 @@ class Worker {
       }
       seen = g;
       if (stop_.load()) return;
-      if (!job_->Run()) std::abort();
+      for (const ozz::geometry::SkinningJob* job = job_; job != last_; ++job) {
+        if (!job->Run()) std::abort();
+      }
       done_.store(true, std::memory_order_release);
     }
   }
@@ -187,6 +202,7 @@ class Worker {
   std::atomic<bool> done_{true};
   std::atomic<bool> stop_{false};
   const ozz::geometry::SkinningJob* job_ = nullptr;
+  const ozz::geometry::SkinningJob* last_ = nullptr;
   std::thread thread_;
 };
 
@@ -219,6 +235,56 @@ CallTimes call_times(F call, int sample_ms, int samples) {
   return {times[times.size() / 2], fastest};
 }
 
+// Times the crowd of `meshes` meshes of `vertices` vertices on one thread and on two.
+void time_crowd(Worker& worker, int meshes, int vertices, int k, int sample_ms, int samples,
+                int only_threads) {
+  std::vector<Mesh> crowd;
+  std::vector<Outputs> outs;
+  std::vector<ozz::geometry::SkinningJob> jobs;
+  crowd.reserve(meshes);
+  outs.reserve(meshes);
+  for (int i = 0; i < meshes; ++i) {
+    crowd.push_back(make_mesh(vertices, k, 24 + i % 41, 0xC00000ull + static_cast<uint64_t>(i)));
+    outs.push_back(Outputs{std::vector<float>(vertices * 3), std::vector<float>(vertices * 3)});
+  }
+  for (int i = 0; i < meshes; ++i) {
+    jobs.push_back(make_job(crowd[i], outs[i], 0, vertices, true, false));
+  }
+  const ozz::geometry::SkinningJob* begin = jobs.data();
+  const ozz::geometry::SkinningJob* end = begin + jobs.size();
+  const ozz::geometry::SkinningJob* half = begin + jobs.size() / 2;
+  const double total = static_cast<double>(meshes) * vertices;
+  for (int threads : {1, 2}) {
+    if (only_threads != 0 && threads != only_threads) continue;
+    CallTimes times;
+    if (threads == 1) {
+      times = call_times(
+          [&] {
+            for (auto* job = begin; job != end; ++job) {
+              if (!job->Run()) std::abort();
+            }
+          },
+          sample_ms, samples);
+    } else {
+      times = call_times(
+          [&] {
+            worker.start(half, end);
+            for (auto* job = begin; job != half; ++job) {
+              if (!job->Run()) std::abort();
+            }
+            worker.wait();
+          },
+          sample_ms, samples);
+    }
+    std::printf(
+        "ozz crowd pn blended k=%d meshes=%d vertices=%d threads=%d mverts_per_s=%.2f "
+        "fastest_mverts_per_s=%.2f\n",
+        k, meshes, vertices, threads, total / times.median_seconds / 1e6,
+        total / times.fastest_seconds / 1e6);
+    std::fflush(stdout);
+  }
+}
+
 std::vector<int> parse_list(const char* text) {
   std::vector<int> values;
   for (const char* p = text; *p;) {
@@ -234,7 +300,7 @@ std::vector<int> parse_list(const char* text) {
 int main(int argc, char** argv) {
   std::vector<int> vertex_counts = {10000, 100000, 1000000};
   int k = 4, sample_ms = 25, samples = 5, only_threads = 0, calls = -1;
-  std::string only;
+  std::string only, crowds;
   for (int a = 1; a + 1 < argc; a += 2) {
     std::string flag = argv[a];
     if (flag == "--vertices") vertex_counts = parse_list(argv[a + 1]);
@@ -244,6 +310,7 @@ int main(int argc, char** argv) {
     else if (flag == "--only") only = argv[a + 1];
     else if (flag == "--threads") only_threads = std::atoi(argv[a + 1]);
     else if (flag == "--calls") calls = std::atoi(argv[a + 1]);
+    else if (flag == "--crowds") crowds = argv[a + 1];
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -254,6 +321,26 @@ int main(int argc, char** argv) {
     return 2;
   }
   Worker worker;
+  if (!crowds.empty()) {
+    // MESHESxVERTICES, comma-separated.
+    for (const char* p = crowds.c_str(); *p;) {
+      int meshes = std::atoi(p);
+      while (*p && *p != 'x') ++p;
+      if (*p != 'x') {
+        std::fprintf(stderr, "--crowds: expected MESHESxVERTICES[,...]\n");
+        return 2;
+      }
+      int vertices = std::atoi(++p);
+      if (meshes < 1 || vertices < 1) {
+        std::fprintf(stderr, "--crowds: meshes and vertices must be positive\n");
+        return 2;
+      }
+      time_crowd(worker, meshes, vertices, k, sample_ms, samples, only_threads);
+      while (*p && *p != ',') ++p;
+      if (*p == ',') ++p;
+    }
+    return 0;
+  }
   struct Config {
     const char* attributes;
     const char* normals_by;

@@ -51,13 +51,23 @@ pub struct PathRow {
     pub mverts_per_s: f64,
     /// The same for the kernel alone on the same vertices, measured right before.
     pub kernel_mverts_per_s: f64,
+    /// The path's fastest single call (on a shared host, the call least disturbed).
+    pub fastest_mverts_per_s: f64,
+    /// The kernel's fastest single call.
+    pub kernel_fastest_mverts_per_s: f64,
 }
 
 impl PathRow {
-    /// The path's rate over the kernel's.
+    /// The path's rate over the kernel's (medians).
     #[must_use]
     pub fn ratio(&self) -> f64 {
         self.mverts_per_s / self.kernel_mverts_per_s
+    }
+
+    /// The path's fastest call over the kernel's.
+    #[must_use]
+    pub fn fastest_ratio(&self) -> f64 {
+        self.fastest_mverts_per_s / self.kernel_fastest_mverts_per_s
     }
 }
 
@@ -104,10 +114,34 @@ fn plain_input(mesh: &BenchmarkMesh) -> Result<SkinInput<'_>> {
     )
 }
 
-/// Vertices per second of `calls_vertices` vertices per call.
-fn rate(plan: &Plan, vertices: usize, call: impl FnMut() -> Result<()>) -> Result<f64> {
+/// Million vertices per second of `vertices` vertices per call: (median, fastest call).
+fn rate(plan: &Plan, vertices: usize, call: impl FnMut() -> Result<()>) -> Result<(f64, f64)> {
     let times = call_times(plan, call)?;
-    Ok(vertices as f64 / times.median_seconds / 1e6)
+    Ok((
+        vertices as f64 / times.median_seconds / 1e6,
+        vertices as f64 / times.fastest_seconds / 1e6,
+    ))
+}
+
+/// A row from the (median, fastest) rates of the path and of the kernel.
+fn row(
+    path: &'static str,
+    method: Method,
+    (meshes, vertices, threads): (usize, usize, usize),
+    path_rate: (f64, f64),
+    kernel_rate: (f64, f64),
+) -> PathRow {
+    PathRow {
+        path,
+        method,
+        meshes,
+        vertices,
+        threads,
+        mverts_per_s: path_rate.0,
+        kernel_mverts_per_s: kernel_rate.0,
+        fastest_mverts_per_s: path_rate.1,
+        kernel_fastest_mverts_per_s: kernel_rate.1,
+    }
 }
 
 /// The rows for `methods`: the handle at each of the plan's sizes, the scene, and the crowds.
@@ -132,15 +166,7 @@ pub fn run(plan: &Plan, methods: &[Method], progress: &dyn Fn(&str)) -> Result<V
                 black_box(handle.skin_into(&palette, out.outputs(), one_thread())?);
                 Ok(())
             })?;
-            rows.push(PathRow {
-                path: "handle",
-                method,
-                meshes: 1,
-                vertices,
-                threads: 1,
-                mverts_per_s: path,
-                kernel_mverts_per_s: kernel,
-            });
+            rows.push(row("handle", method, (1, vertices, 1), path, kernel));
         }
     }
     rows.extend(scene_rows(plan, methods, progress)?);
@@ -197,15 +223,7 @@ fn scene_rows(plan: &Plan, methods: &[Method], progress: &dyn Fn(&str)) -> Resul
             black_box(skinner.skin(&pose)?);
             Ok(())
         })?;
-        rows.push(PathRow {
-            path: "scene",
-            method,
-            meshes: copies,
-            vertices: n,
-            threads: 1,
-            mverts_per_s: path,
-            kernel_mverts_per_s: kernel,
-        });
+        rows.push(row("scene", method, (copies, n, 1), path, kernel));
     }
     Ok(rows)
 }
@@ -263,15 +281,13 @@ fn crowd_rows(plan: &Plan, methods: &[Method], progress: &dyn Fn(&str)) -> Resul
                         Ok(())
                     })
                 })?;
-                rows.push(PathRow {
-                    path: "crowd",
+                rows.push(row(
+                    "crowd",
                     method,
-                    meshes,
-                    vertices,
-                    threads,
-                    mverts_per_s: path,
-                    kernel_mverts_per_s: kernel,
-                });
+                    (meshes, vertices, threads),
+                    path,
+                    kernel,
+                ));
             }
         }
     }
@@ -286,12 +302,22 @@ pub fn table(rows: &[PathRow]) -> String {
          shear_cap's 2; positions + normals):\n",
     );
     text.push_str(&format!(
-        "{:<7} {:<6} {:>6} {:>9} {:>7} {:>10} {:>10} {:>7}\n",
-        "path", "method", "meshes", "vertices", "threads", "Mverts/s", "kernel", "ratio"
+        "{:<7} {:<6} {:>6} {:>9} {:>7} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}\n",
+        "path",
+        "method",
+        "meshes",
+        "vertices",
+        "threads",
+        "Mverts/s",
+        "kernel",
+        "ratio",
+        "fastest",
+        "kernel",
+        "ratio"
     ));
     for r in rows {
         text.push_str(&format!(
-            "{:<7} {:<6} {:>6} {:>9} {:>7} {:>10.1} {:>10.1} {:>7.3}\n",
+            "{:<7} {:<6} {:>6} {:>9} {:>7} {:>10.1} {:>10.1} {:>7.3} {:>10.1} {:>10.1} {:>7.3}\n",
             r.path,
             r.method.name(),
             r.meshes,
@@ -299,7 +325,10 @@ pub fn table(rows: &[PathRow]) -> String {
             r.threads,
             r.mverts_per_s,
             r.kernel_mverts_per_s,
-            r.ratio()
+            r.ratio(),
+            r.fastest_mverts_per_s,
+            r.kernel_fastest_mverts_per_s,
+            r.fastest_ratio()
         ));
     }
     for r in rows.iter().filter(|r| r.path == "crowd") {
@@ -343,6 +372,9 @@ pub fn json(rows: &[PathRow]) -> Vec<serde_json::Value> {
                 "mverts_per_s": r.mverts_per_s,
                 "kernel_mverts_per_s": r.kernel_mverts_per_s,
                 "ratio": r.ratio(),
+                "fastest_call_mverts_per_s": r.fastest_mverts_per_s,
+                "kernel_fastest_call_mverts_per_s": r.kernel_fastest_mverts_per_s,
+                "fastest_ratio": r.fastest_ratio(),
             })
         })
         .collect()
