@@ -381,7 +381,7 @@ pub(crate) struct CallTimes {
     /// Median over `plan.samples` samples of the mean time per call.
     pub(crate) median_seconds: f64,
     /// The fastest single call of all samples.
-    fastest_seconds: f64,
+    pub(crate) fastest_seconds: f64,
 }
 
 /// Times `call` in `plan.samples` samples, each repeating the call for at least `plan.sample`
