@@ -45,6 +45,13 @@ fn method_names() -> Vec<&'static str> {
     Method::names().to_vec()
 }
 
+/// Full checks of a mesh's attributes made on the calling thread so far (the core's
+/// `skinblend::full_validations`): a mesh is checked once when it is made, never per frame.
+#[pyfunction]
+fn full_validations() -> u64 {
+    skinblend::full_validations()
+}
+
 /// The SIMD kernel set this CPU runs.
 #[pyfunction]
 fn simd_backend() -> Option<&'static str> {
@@ -58,6 +65,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativePose>()?;
     m.add("GltfError", m.py().get_type::<PyGltfError>())?;
     m.add("MAX_THREADS", convert::MAX_THREADS)?;
+    m.add_function(wrap_pyfunction!(full_validations, m)?)?;
     m.add_function(wrap_pyfunction!(rotation_centers, m)?)?;
     m.add_function(wrap_pyfunction!(candy_wrapper_radius, m)?)?;
     m.add_function(wrap_pyfunction!(edge_ratios, m)?)?;

@@ -1,4 +1,4 @@
-//! `NativeSkinner`: one mesh's inputs validated once, skinned per frame or for many frames.
+//! `NativeSkinner`: one mesh checked once (a `SkinMesh`), skinned per frame or for many frames.
 
 use glam::{Vec3, Vec4};
 use numpy::{
@@ -10,8 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
 use skinblend::{
-    prepare, skin_into, Diagnostics, Influences, PreparedPalette, SkinError, SkinInput,
-    SkinOptions, SkinOutputs,
+    prepare, Diagnostics, Influences, PreparedPalette, SkinError, SkinMesh, SkinOptions,
+    SkinOutputs,
 };
 
 use crate::convert::{
@@ -19,33 +19,37 @@ use crate::convert::{
     skin_error, slice, vec3s, vec4s,
 };
 
-/// A mesh's inputs, validated once, and its palette prepared for each frame into the same
-/// buffers: the engine of `skinblend.skin`, `skinblend.skin_frames` and `skinblend.Skinner`.
+/// A mesh checked once (the core's `SkinMesh`, owning its attributes), and its palette
+/// prepared for each frame into the same buffers: the engine of `skinblend.skin`,
+/// `skinblend.skin_frames` and `skinblend.Skinner`. A frame checks only the palette and the
+/// outputs' shapes.
 #[pyclass(module = "skinblend._native")]
 pub(crate) struct NativeSkinner {
-    positions: Vec<Vec3>,
-    normals: Option<Vec<Vec3>>,
-    tangents: Option<Vec<Vec4>>,
-    influences: Influences,
-    centers: Option<Vec<Vec3>>,
+    mesh: SkinMesh<'static>,
     bind_origins: Option<Vec<Vec3>>,
     options: SkinOptions,
     threads: Option<usize>,
     prepared: Option<PreparedPalette>,
 }
 
-impl NativeSkinner {
-    fn input(&self) -> Result<SkinInput<'_>, SkinError> {
-        let input = SkinInput::new(
-            &self.positions,
-            self.normals.as_deref(),
-            self.tangents.as_deref(),
-            &self.influences,
-        )?;
-        match &self.centers {
-            Some(centers) => input.with_rotation_centers(centers),
-            None => Ok(input),
-        }
+/// The mesh of the given attributes, checked once.
+fn mesh(
+    positions: Vec<Vec3>,
+    normals: Option<Vec<Vec3>>,
+    tangents: Option<Vec<Vec4>>,
+    influences: Influences,
+    centers: Option<Vec<Vec3>>,
+) -> Result<SkinMesh<'static>, SkinError> {
+    let mut mesh = SkinMesh::new(positions, influences)?;
+    if let Some(normals) = normals {
+        mesh = mesh.with_normals(normals)?;
+    }
+    if let Some(tangents) = tangents {
+        mesh = mesh.with_tangents(tangents)?;
+    }
+    match centers {
+        Some(centers) => mesh.with_rotation_centers(centers),
+        None => Ok(mesh),
     }
 }
 
@@ -76,12 +80,16 @@ impl NativeSkinner {
             joint_count,
         )
         .map_err(skin_error)?;
-        let skinner = Self {
-            positions: vec3s("positions", &positions)?,
-            normals: normals.map(|n| vec3s("normals", &n)).transpose()?,
-            tangents: tangents.map(|t| vec4s("tangents", &t)).transpose()?,
+        let mesh = mesh(
+            vec3s("positions", &positions)?,
+            normals.map(|n| vec3s("normals", &n)).transpose()?,
+            tangents.map(|t| vec4s("tangents", &t)).transpose()?,
             influences,
-            centers: centers.map(|c| vec3s("centers", &c)).transpose()?,
+            centers.map(|c| vec3s("centers", &c)).transpose()?,
+        )
+        .map_err(skin_error)?;
+        Ok(Self {
+            mesh,
             bind_origins: bind_origins
                 .map(|b| vec3s("bind_origins", &b))
                 .transpose()?,
@@ -92,9 +100,7 @@ impl NativeSkinner {
             },
             threads,
             prepared: None,
-        };
-        skinner.input().map_err(skin_error)?;
-        Ok(skinner)
+        })
     }
 
     /// Skins one frame into the given arrays; returns the diagnostics as a dict.
@@ -141,8 +147,7 @@ impl NativeSkinner {
                     }
                 }
                 let prepared = this.prepared.as_ref().expect("prepared just above");
-                skin_into(
-                    &this.input()?,
+                this.mesh.skin_into(
                     prepared,
                     SkinOutputs {
                         positions,
@@ -172,7 +177,7 @@ impl NativeSkinner {
         }
         let all = matrices("palettes", slice("palettes", &palettes)?, &shape[1..])?;
         let frames = shape[0];
-        let n = self.positions.len();
+        let n = self.mesh.vertex_count();
         if out.shape() != [frames, n, 3] {
             return Err(PyValueError::new_err(format!(
                 "out: expected shape ({frames}, {n}, 3), got {:?}",
@@ -183,14 +188,13 @@ impl NativeSkinner {
         let joints = all.len().checked_div(frames).unwrap_or(0);
         if joints == 0 && frames > 0 {
             return Err(skin_error(SkinError::PaletteLength {
-                expected: self.influences.joint_count(),
+                expected: self.mesh.influences().joint_count(),
                 found: 0,
             }));
         }
         let this = self;
         let result = py.detach(|| {
             on_threads(this.threads, || -> Result<Diagnostics, SkinError> {
-                let input = this.input()?;
                 if frames == 0 || n == 0 {
                     return Ok(Diagnostics::default());
                 }
@@ -204,8 +208,7 @@ impl NativeSkinner {
                     .zip(all.par_chunks(joints))
                     .map(|(frame_out, palette)| {
                         let prepared = prepare(palette, this.bind_origins.as_deref(), &options)?;
-                        skin_into(
-                            &input,
+                        this.mesh.skin_into(
                             &prepared,
                             SkinOutputs::positions(frame_out),
                             options.run_options(),
@@ -221,19 +224,19 @@ impl NativeSkinner {
     /// Number of vertices.
     #[getter]
     fn vertex_count(&self) -> usize {
-        self.positions.len()
+        self.mesh.vertex_count()
     }
 
     /// Whether the input has normals.
     #[getter]
     fn has_normals(&self) -> bool {
-        self.normals.is_some()
+        self.mesh.normals().is_some()
     }
 
     /// Whether the input has tangents.
     #[getter]
     fn has_tangents(&self) -> bool {
-        self.tangents.is_some()
+        self.mesh.tangents().is_some()
     }
 
     /// The method's name.

@@ -290,6 +290,52 @@ impl Influences {
         }
     }
 
+    /// Sparse influences from dense per-vertex weights (`weights[v * joint_count + j]` is
+    /// vertex `v`'s weight on joint `j`), converted once: `k` is the most non-zero weights of
+    /// any vertex (at least 1), each vertex's non-zero joints fill its first slots in ascending
+    /// joint order and the rest are `(0, 0.0)`. Values are kept as they are (no
+    /// renormalization), so skinning the result equals skinning the dense weights. The same
+    /// layout as the Python package's `sparse_weights`. O(vertices × joints) once.
+    ///
+    /// # Errors
+    /// [`SkinError::InfluenceArrayNotWhole`] when `weights` is not whole rows of `joint_count`,
+    /// [`SkinError::TooManyJoints`] above 65,536 joints, and as [`Influences::new`] for the
+    /// weights (naming the vertex and, there, the sparse slot).
+    pub fn from_dense_weights(weights: &[f32], joint_count: usize) -> Result<Self, SkinError> {
+        if joint_count == 0 || !weights.len().is_multiple_of(joint_count) {
+            return Err(SkinError::InfluenceArrayNotWhole {
+                len: weights.len(),
+                influences_per_vertex: joint_count.max(1),
+            });
+        }
+        if joint_count > usize::from(u16::MAX) + 1 {
+            return Err(SkinError::TooManyJoints {
+                joint_count,
+                max: usize::from(u16::MAX) + 1,
+            });
+        }
+        let rows = weights.chunks_exact(joint_count);
+        let k = rows
+            .clone()
+            .map(|row| row.iter().filter(|&&w| w != 0.0).count())
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let vertices = weights.len() / joint_count;
+        let mut joints = Vec::with_capacity(vertices * k);
+        let mut sparse = Vec::with_capacity(vertices * k);
+        for row in rows {
+            let start = joints.len();
+            for (joint, &w) in row.iter().enumerate().filter(|&(_, &w)| w != 0.0) {
+                joints.push(joint as u16);
+                sparse.push(w);
+            }
+            joints.resize(start + k, 0);
+            sparse.resize(start + k, 0.0);
+        }
+        Self::new(k, joints, sparse, joint_count)
+    }
+
     /// Builds `k` slots per vertex from per-vertex `(joint, weight)` lists of any length.
     ///
     /// Per vertex: repeated joints are merged (weights added), zero weights dropped, the `k`

@@ -323,3 +323,32 @@ fn a_wrong_job_is_named_and_nothing_is_skinned() {
         "nothing skinned"
     );
 }
+
+#[test]
+fn dense_weights_converted_once_skin_as_the_sparse_ones() {
+    // Three joints; vertex 1 uses joints 2 and 0, vertex 2 only joint 1, vertex 3 none.
+    let dense = [
+        0.25, 0.75, 0.0, //
+        0.5, 0.0, 0.5, //
+        0.0, 1.0, 0.0, //
+        0.0, 0.0, 0.0,
+    ];
+    let influences = skinblend::Influences::from_dense_weights(&dense, 3).unwrap();
+    assert_eq!(influences.influences_per_vertex(), 2);
+    assert_eq!(influences.joints(), &[0, 1, 0, 2, 1, 0, 0, 0]);
+    assert_eq!(
+        influences.weights(),
+        &[0.25, 0.75, 0.5, 0.5, 1.0, 0.0, 0.0, 0.0]
+    );
+    assert_eq!(influences.joint_count(), 3);
+    assert!(matches!(
+        skinblend::Influences::from_dense_weights(&dense[..11], 3),
+        Err(SkinError::InfluenceArrayNotWhole { len: 11, .. })
+    ));
+    let mut negative = dense;
+    negative[4] = -0.5;
+    assert!(matches!(
+        skinblend::Influences::from_dense_weights(&negative, 3),
+        Err(SkinError::InvalidWeight { vertex: 1, .. })
+    ));
+}

@@ -61,6 +61,8 @@ __all__ = [
     "Skinner",
     "skin",
     "skin_frames",
+    "sparse_weights",
+    "full_validations",
     "rotation_centers",
     "load",
     "Model",
@@ -124,22 +126,45 @@ def _check_shape(name: str, array: np.ndarray, shape: Tuple[Optional[int], ...],
         raise ValueError(f"{name}: expected shape {text}, got {tuple(array.shape)}")
 
 
+def sparse_weights(weights: Any) -> Tuple[np.ndarray, np.ndarray]:
+    """Dense per-vertex weights ``(N, J)`` as the sparse ``(joints, weights)`` every function
+    takes: ``joints`` ``uint16 (N, K)`` and ``weights`` ``float32 (N, K)``, K the most non-zero
+    weights of any vertex (at least 1), each vertex's non-zero joints first in ascending order,
+    zero-weight slots on joint 0. Convert once and pass the pair to :class:`Skinner`,
+    :func:`skin` or :func:`skin_frames`: a dense ``weights`` with ``joints=None`` is converted on
+    every call. Skinning the pair gives the dense call's result to the bit.
+    """
+    dense = _floats("weights", weights, (None, None), "(N, J)")
+    joints, sparse, _ = _dense_to_sparse(dense)
+    return joints, sparse
+
+
+def _dense_to_sparse(dense: np.ndarray) -> Tuple[np.ndarray, np.ndarray, int]:
+    joint_count = dense.shape[1]
+    if joint_count == 0 or joint_count > 65536:
+        raise ValueError(f"weights: expected 1 to 65536 joint columns, got {joint_count}")
+    nonzero = dense != 0
+    k = max(int(nonzero.sum(axis=1).max(initial=0)), 1)
+    # Non-zero columns first, in ascending joint order (a stable sort of "is zero").
+    order = np.argsort(~nonzero, axis=1, kind="stable")[:, :k]
+    sparse = np.take_along_axis(dense, order, axis=1)
+    joints = np.where(sparse != 0, order, 0).astype(np.uint16)
+    return joints, np.ascontiguousarray(sparse), joint_count
+
+
+def full_validations() -> int:
+    """How many times this thread has checked a mesh's attributes in full: once per
+    :class:`Skinner` made (and per one-shot :func:`skin`), never per frame. For tests."""
+    return int(_native.full_validations())
+
+
 def _influences(
     joints: Any, weights: Any, n: int
 ) -> Tuple[np.ndarray, np.ndarray, int]:
     """Sparse ``(joints uint16 (N, K), weights float32 (N, K), joint_count)``."""
     if joints is None:
         dense = _floats("weights", weights, (n, None), f"({n}, J) (dense, joints=None)")
-        joint_count = dense.shape[1]
-        if joint_count == 0 or joint_count > 65536:
-            raise ValueError(f"weights: expected 1 to 65536 joint columns, got {joint_count}")
-        nonzero = dense != 0
-        k = max(int(nonzero.sum(axis=1).max(initial=0)), 1)
-        # Non-zero columns first, in ascending joint order (a stable sort of "is zero").
-        order = np.argsort(~nonzero, axis=1, kind="stable")[:, :k]
-        sparse_weights = np.take_along_axis(dense, order, axis=1)
-        sparse_joints = np.where(sparse_weights != 0, order, 0).astype(np.uint16)
-        return sparse_joints, np.ascontiguousarray(sparse_weights), joint_count
+        return _dense_to_sparse(dense)
     joints_array = np.asarray(joints)
     if joints_array.dtype.kind not in "iu":
         raise ValueError(

@@ -1,0 +1,61 @@
+"""Every array front door goes through a mesh checked once (the core's SkinMesh): a Skinner is
+checked when it is made and never per frame, and dense weights converted once by
+sparse_weights skin to the dense call's bits."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import skinblend
+
+
+def _mesh(n: int = 3000, k: int = 4, joints: int = 24):
+    return skinblend.benchmark_mesh(n, k, joints, seed=11)
+
+
+def test_a_skinner_is_checked_once_however_many_frames():
+    mesh = _mesh()
+    before = skinblend.full_validations()
+    skinner = skinblend.Skinner(
+        mesh["positions"], mesh["joints"], mesh["weights"], normals=mesh["normals"], method="dq"
+    )
+    assert skinblend.full_validations() - before == 1
+    palettes = np.stack([mesh["palette"]] * 4)
+    for _ in range(10):
+        skinner.skin(mesh["palette"])
+    skinner.skin_frames(palettes)
+    assert skinblend.full_validations() - before == 1, "frames checked the mesh again"
+
+
+def test_a_one_shot_skin_checks_the_mesh_once_per_call():
+    mesh = _mesh()
+    before = skinblend.full_validations()
+    for call in range(3):
+        skinblend.skin(mesh["positions"], mesh["joints"], mesh["weights"], mesh["palette"])
+        assert skinblend.full_validations() - before == call + 1
+
+
+def test_sparse_weights_once_gives_the_dense_call_s_bits():
+    mesh = _mesh(n=500, k=3, joints=12)
+    n = mesh["positions"].shape[0]
+    dense = np.zeros((n, 12), np.float32)
+    rows = np.repeat(np.arange(n), mesh["joints"].shape[1])
+    np.add.at(dense, (rows, mesh["joints"].astype(np.int64).ravel()), mesh["weights"].ravel())
+    joints, weights = skinblend.sparse_weights(dense)
+    assert joints.dtype == np.uint16 and weights.dtype == np.float32
+    assert joints.shape == weights.shape == (n, 3)
+    for method in skinblend.METHODS[:2]:
+        from_dense = skinblend.skin(mesh["positions"], None, dense, mesh["palette"], method=method)
+        from_pair = skinblend.skin(mesh["positions"], joints, weights, mesh["palette"], method=method)
+        assert np.array_equal(
+            from_dense.positions.view(np.uint32), from_pair.positions.view(np.uint32)
+        ), method
+
+
+def test_sparse_weights_names_what_is_wrong():
+    import pytest
+
+    with pytest.raises(ValueError, match="weights: expected a float array"):
+        skinblend.sparse_weights(np.zeros((4, 3), np.int32))
+    with pytest.raises(ValueError, match="weights: expected shape"):
+        skinblend.sparse_weights(np.zeros(4, np.float32))
