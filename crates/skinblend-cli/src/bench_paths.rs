@@ -7,7 +7,7 @@
 //!   frame (checked once; its private layout read where a kernel can).
 //! - `scene`: [`SceneSkinner::skin`] on a built-in rig shown by 100 skinned nodes (the palette
 //!   refreshed from the pose and every node's primitive skinned, per frame), against the kernel
-//!   alone on the same primitive 100 times.
+//!   alone on the same primitive 100 times into 100 outputs (as many bytes written).
 //! - `crowd`: [`skinblend::skin_batch`] over many meshes, each with its own palette (an
 //!   engine's crowd), against the kernel alone on each mesh in turn; on one thread and on the
 //!   pool's threads.
@@ -212,9 +212,10 @@ fn scene_rows(plan: &Plan, methods: &[Method], progress: &dyn Fn(&str)) -> Resul
             Some(&model.skins()[0].joint_centers),
             method,
         )?;
-        let mut out = Outputs::new(n);
+        // One output per node, as the scene skinner keeps: the same bytes written per frame.
+        let mut outs: Vec<Outputs> = (0..copies).map(|_| Outputs::new(n)).collect();
         let kernel = rate(plan, total, || {
-            for _ in 0..copies {
+            for out in &mut outs {
                 black_box(skin_into(&input, &palette, out.outputs(), one_thread())?);
             }
             Ok(())
