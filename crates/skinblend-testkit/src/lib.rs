@@ -62,7 +62,7 @@ pub fn run_tests(tests: &[(&'static str, fn())]) -> ExitCode {
 /// panic on failure, without `#[test]`) and runs them with [`run_tests`]. The file's `[[test]]`
 /// target sets `harness = false`.
 ///
-/// ```ignore
+/// ```no_run
 /// fn loads_every_sample() { let Some(dir) = skinblend_testkit::models_dir() else { return }; }
 /// skinblend_testkit::test_main!(loads_every_sample);
 /// ```
