@@ -90,6 +90,17 @@ pub fn repository_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// `shared/models` beside the repository's folder, the repository's path resolved where it can
+/// be (so that messages show a plain path).
+fn shared_models() -> PathBuf {
+    let root = repository_root();
+    let root = root.canonicalize().unwrap_or(root);
+    match root.parent() {
+        Some(parent) => parent.join("shared/models"),
+        None => root.join("../shared/models"),
+    }
+}
+
 /// Whether this run is CI's (`CI=true`), where nothing may be skipped.
 #[must_use]
 pub fn in_ci() -> bool {
@@ -103,7 +114,7 @@ pub fn in_ci() -> bool {
 /// Under `CI=true` when the folder is missing: CI must test them.
 #[must_use]
 pub fn models_dir() -> Option<PathBuf> {
-    let dir = repository_root().join("../shared/models");
+    let dir = shared_models();
     if let Some(dir) = models_dir_if_present() {
         return Some(dir);
     }
@@ -121,7 +132,7 @@ pub fn models_dir() -> Option<PathBuf> {
 /// Under `CI=true` when the folder is missing: CI must test them.
 #[must_use]
 pub fn models_dir_if_present() -> Option<PathBuf> {
-    let dir = repository_root().join("../shared/models");
+    let dir = shared_models();
     if dir.join("CesiumMan/CesiumMan.glb").is_file() {
         return Some(dir);
     }

@@ -1,0 +1,75 @@
+//! Where a crowd's time goes: the same `SkinMesh::skin_into` calls on 2,000-vertex meshes (the
+//! crowd of `skinblend bench`: 1,000 meshes, each its own rig of 24 to 64 joints), one thread,
+//! with the data cache-hot or streamed from memory:
+//! `cargo run --release -p skinblend --example crowd_memory -- [linear|dq] [ROUNDS]`.
+//!
+//! Prints per round: one mesh skinned again and again (everything cached), eight meshes in
+//! turn, the whole crowd in turn (every mesh's inputs read from memory each frame), and one
+//! mesh's inputs written to the crowd's 1,000 outputs (inputs cached, outputs not). When the
+//! crowd is far below the others, the crowd is bound by the bytes it reads, not by per-call
+//! work.
+
+use std::time::Instant;
+
+use glam::Vec3;
+use skinblend::fixtures::benchmark_mesh;
+use skinblend::{prepare, Method, RunOptions, SkinMesh, SkinOutputs};
+
+const VERTICES: usize = 2_000;
+const MESHES: usize = 1_000;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let method = match args.first().map(String::as_str) {
+        Some("dq") => Method::DualQuaternion,
+        _ => Method::Linear,
+    };
+    let rounds: usize = args.get(1).map_or(Ok(3), |r| r.parse())?;
+    let crowd: Vec<_> = (0..MESHES)
+        .map(|i| benchmark_mesh(VERTICES, 4, 24 + i % 41, 0xC0_0000 + i as u64))
+        .collect();
+    let handles = crowd
+        .iter()
+        .map(|m| SkinMesh::new(&m.positions[..], &m.influences)?.with_normals(&m.normals[..]))
+        .collect::<Result<Vec<_>, _>>()?;
+    let palettes = crowd
+        .iter()
+        .map(|m| prepare(&m.palette, None, method))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut outs: Vec<(Vec<Vec3>, Vec<Vec3>)> = (0..MESHES)
+        .map(|_| (vec![Vec3::ZERO; VERTICES], vec![Vec3::ZERO; VERTICES]))
+        .collect();
+    let run = RunOptions {
+        parallel: false,
+        ..RunOptions::default()
+    };
+    // Mesh `mesh` into output `out`; the rate of `calls` such calls.
+    let mut rate = |calls: usize, pick: &dyn Fn(usize) -> (usize, usize)| {
+        let start = Instant::now();
+        for call in 0..calls {
+            let (mesh, out) = pick(call);
+            let (positions, normals) = &mut outs[out];
+            let outputs = SkinOutputs {
+                positions,
+                normals: Some(normals),
+                tangents: None,
+            };
+            handles[mesh].skin_into(&palettes[mesh], outputs, run)?;
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        Ok::<f64, skinblend::SkinError>((calls * VERTICES) as f64 / seconds / 1e6)
+    };
+    let calls = 20 * MESHES;
+    println!("{method}, {MESHES} meshes of {VERTICES} vertices, one thread, Mverts/s:");
+    for round in 0..rounds {
+        let one = rate(calls, &|_| (0, 0))?;
+        let eight = rate(calls, &|c| (c % 8, c % 8))?;
+        let all = rate(calls, &|c| (c % MESHES, c % MESHES))?;
+        let one_into_all = rate(calls, &|c| (0, c % MESHES))?;
+        println!(
+            "round {round}: one mesh {one:.1}, eight meshes {eight:.1}, the crowd {all:.1}, \
+             one mesh into the crowd's outputs {one_into_all:.1}"
+        );
+    }
+    Ok(())
+}
