@@ -6,7 +6,7 @@ use std::cell::Cell;
 
 use glam::{Vec3, Vec4};
 
-use crate::types::{check_vec3s, check_vec4s};
+use crate::types::check_attribute;
 use crate::vertex_blocks::VertexBlocks;
 use crate::{
     Diagnostics, Influences, PreparedPalette, RunOptions, SkinError, SkinInput, SkinOutputs,
@@ -79,7 +79,7 @@ impl<'a> SkinMesh<'a> {
         count_full_validation();
         let positions = positions.into();
         let influences = influences.into();
-        check_vec3s("positions", influences.vertex_count(), &positions)?;
+        check_attribute("positions", influences.vertex_count(), &positions)?;
         let blocks = VertexBlocks::new(&positions, None);
         Ok(Self {
             positions,
@@ -111,7 +111,7 @@ impl<'a> SkinMesh<'a> {
     /// As [`SkinMesh::new`], for `"normals"`.
     pub fn with_normals(mut self, normals: impl Into<Cow<'a, [Vec3]>>) -> Result<Self, SkinError> {
         let normals = normals.into();
-        check_vec3s("normals", self.vertex_count(), &normals)?;
+        check_attribute("normals", self.vertex_count(), &normals)?;
         self.blocks.set_normals(Some(&normals));
         self.normals = Some(normals);
         Ok(self)
@@ -126,7 +126,7 @@ impl<'a> SkinMesh<'a> {
         tangents: impl Into<Cow<'a, [Vec4]>>,
     ) -> Result<Self, SkinError> {
         let tangents = tangents.into();
-        check_vec4s("tangents", self.vertex_count(), &tangents)?;
+        check_attribute("tangents", self.vertex_count(), &tangents)?;
         self.tangents = Some(tangents);
         Ok(self)
     }
@@ -162,12 +162,12 @@ impl<'a> SkinMesh<'a> {
         count_full_validation();
         let positions = positions.into();
         let expected = self.vertex_count();
-        check_vec3s("positions", expected, &positions)?;
+        check_attribute("positions", expected, &positions)?;
         if let Some(normals) = &normals {
-            check_vec3s("normals", expected, normals)?;
+            check_attribute("normals", expected, normals)?;
         }
         if let Some(tangents) = &tangents {
-            check_vec4s("tangents", expected, tangents)?;
+            check_attribute("tangents", expected, tangents)?;
         }
         self.blocks = VertexBlocks::new(&positions, normals.as_deref());
         self.positions = positions;

@@ -290,12 +290,12 @@ impl<'a> SkinInput<'a> {
     ) -> Result<Self, SkinError> {
         crate::mesh::count_full_validation();
         let expected = influences.vertex_count();
-        check_vec3s("positions", expected, positions)?;
+        check_attribute("positions", expected, positions)?;
         if let Some(normals) = normals {
-            check_vec3s("normals", expected, normals)?;
+            check_attribute("normals", expected, normals)?;
         }
         if let Some(tangents) = tangents {
-            check_vec4s("tangents", expected, tangents)?;
+            check_attribute("tangents", expected, tangents)?;
         }
         Ok(Self {
             positions,
@@ -455,27 +455,32 @@ pub struct Skinned {
     pub diagnostics: Diagnostics,
 }
 
-/// `values` has `expected` elements, all finite.
-pub(crate) fn check_vec3s(
-    attribute: &'static str,
-    expected: usize,
-    values: &[Vec3],
-) -> Result<(), SkinError> {
-    check_length(attribute, expected, values.len())?;
-    match values.iter().position(|v| !v.is_finite()) {
-        Some(vertex) => Err(SkinError::NonFiniteAttribute { attribute, vertex }),
-        None => Ok(()),
+/// A vertex attribute whose values can be checked for finiteness.
+pub(crate) trait FiniteValue {
+    /// Every component finite.
+    fn is_finite_value(&self) -> bool;
+}
+
+impl FiniteValue for Vec3 {
+    fn is_finite_value(&self) -> bool {
+        self.is_finite()
     }
 }
 
-/// `values` has `expected` elements, all finite.
-pub(crate) fn check_vec4s(
+impl FiniteValue for Vec4 {
+    fn is_finite_value(&self) -> bool {
+        self.is_finite()
+    }
+}
+
+/// `values` has `expected` elements, all finite; errors name the attribute and the vertex.
+pub(crate) fn check_attribute<T: FiniteValue>(
     attribute: &'static str,
     expected: usize,
-    values: &[Vec4],
+    values: &[T],
 ) -> Result<(), SkinError> {
     check_length(attribute, expected, values.len())?;
-    match values.iter().position(|v| !v.is_finite()) {
+    match values.iter().position(|v| !v.is_finite_value()) {
         Some(vertex) => Err(SkinError::NonFiniteAttribute { attribute, vertex }),
         None => Ok(()),
     }
