@@ -64,7 +64,7 @@ pub use backend::{CpuBackend, SkinBackend};
 pub use dual_quat::DualQuat;
 pub use error::SkinError;
 pub use influences::{InfluenceBuildReport, Influences};
-pub use mesh::{full_validations, skin_batch, SkinJob, SkinMesh};
+pub use mesh::{full_validations, skin_batch, update_palettes, SkinJob, SkinMesh};
 pub use palette::{prepare, split, PreparedPalette, RigidSplit};
 pub use simd::simd_backend;
 pub use skin::{skin, skin_into};

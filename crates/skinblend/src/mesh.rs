@@ -367,6 +367,57 @@ fn skin_job(job: &mut SkinJob<'_>, run: RunOptions) {
     job.diagnostics = crate::skin::skin_checked(&job.mesh.input(), job.palette, outputs, run);
 }
 
+/// Refreshes every palette of a frame in one call: `palettes[i].update(skin_matrices[i])`, the
+/// palettes split over the current rayon pool (with the `rayon` feature), each the same as
+/// updated alone. An engine's crowd prepares all its skins here, then skins them with
+/// [`skin_batch`]. Allocates nothing when no palette gains joints.
+///
+/// # Errors
+/// [`SkinError::BatchJob`] naming the first palette (in order) whose matrices are wrong, with
+/// [`PreparedPalette::update`]'s error (that palette is cleared, as `update` does; the others
+/// are updated); [`SkinError::BatchJob`] with [`SkinError::PaletteLength`] at index
+/// `palettes.len()` when the two lists differ in length (nothing updated).
+pub fn update_palettes(
+    palettes: &mut [PreparedPalette],
+    skin_matrices: &[&[glam::Mat4]],
+) -> Result<(), SkinError> {
+    if palettes.len() != skin_matrices.len() {
+        return Err(SkinError::BatchJob {
+            job: palettes.len().min(skin_matrices.len()),
+            source: Box::new(SkinError::PaletteLength {
+                expected: palettes.len(),
+                found: skin_matrices.len(),
+            }),
+        });
+    }
+    let failed = |(job, result): (usize, Result<(), SkinError>)| {
+        result.err().map(|e| SkinError::BatchJob {
+            job,
+            source: Box::new(e),
+        })
+    };
+    #[cfg(feature = "rayon")]
+    let first_error = {
+        use rayon::prelude::*;
+        palettes
+            .par_iter_mut()
+            .zip(skin_matrices.par_iter())
+            .map(|(palette, matrices)| palette.update(matrices))
+            .enumerate()
+            .filter_map(failed)
+            .find_first(|_| true)
+    };
+    #[cfg(not(feature = "rayon"))]
+    let first_error = palettes
+        .iter_mut()
+        .zip(skin_matrices)
+        .map(|(palette, matrices)| palette.update(matrices))
+        .enumerate()
+        .filter_map(failed)
+        .next();
+    first_error.map_or(Ok(()), Err)
+}
+
 /// Halves `jobs` (of `vertices` vertices in all) where the vertex counts before and after are
 /// closest to equal, and skins the halves with `rayon::join`; a single job splits its vertices
 /// as [`crate::skin_into`] does.

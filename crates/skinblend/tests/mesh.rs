@@ -352,3 +352,62 @@ fn dense_weights_converted_once_skin_as_the_sparse_ones() {
         Err(SkinError::InvalidWeight { vertex: 1, .. })
     ));
 }
+
+#[test]
+fn palettes_updated_in_one_call_equal_those_updated_alone() {
+    let crowd = crowd();
+    let frame: Vec<Vec<Mat4>> = crowd
+        .iter()
+        .enumerate()
+        .map(|(i, (m, _))| {
+            let turn = Mat4::from_rotation_z(0.01 * i as f32);
+            m.palette.iter().map(|p| turn * *p).collect()
+        })
+        .collect();
+    let matrices: Vec<&[Mat4]> = frame.iter().map(Vec::as_slice).collect();
+    let mut alone: Vec<PreparedPalette> = crowd
+        .iter()
+        .map(|(m, method)| prepared(m, *method))
+        .collect();
+    for (p, m) in alone.iter_mut().zip(&matrices) {
+        p.update(m).unwrap();
+    }
+    for threads in [1, 2, 8] {
+        let mut together: Vec<PreparedPalette> = crowd
+            .iter()
+            .map(|(m, method)| prepared(m, *method))
+            .collect();
+        in_pool(threads, || {
+            skinblend::update_palettes(&mut together, &matrices)
+        })
+        .unwrap();
+        // Debug prints every f32 so that it reads back to the same value.
+        assert_eq!(
+            format!("{together:?}"),
+            format!("{alone:?}"),
+            "{threads} threads"
+        );
+    }
+    // The first bad palette in order is named.
+    let mut bad = frame.clone();
+    bad[7][0].x_axis.x = f32::NAN;
+    bad[3][1].w_axis.y = f32::INFINITY;
+    let bad_matrices: Vec<&[Mat4]> = bad.iter().map(Vec::as_slice).collect();
+    let mut palettes: Vec<PreparedPalette> = crowd
+        .iter()
+        .map(|(m, method)| prepared(m, *method))
+        .collect();
+    let error = in_pool(2, || {
+        skinblend::update_palettes(&mut palettes, &bad_matrices)
+    })
+    .unwrap_err();
+    assert!(
+        matches!(error, SkinError::BatchJob { job: 3, .. }),
+        "{error}"
+    );
+    let error = skinblend::update_palettes(&mut palettes, &bad_matrices[..4]).unwrap_err();
+    assert!(
+        matches!(&error, SkinError::BatchJob { job: 4, source } if matches!(**source, SkinError::PaletteLength { expected: 10, found: 4 })),
+        "{error}"
+    );
+}
