@@ -7,29 +7,34 @@ influences, unit weight sums and palette byte offsets, written as one `asm!` loo
 
 CI regenerates the file and fails where it differs from the committed one (.ci/run), so edit
 this script, never the output. The loop skins every whole block of a call of that variant
-(`simd::avx2::whole_blocks` calls it): the variant `skinblend bench` and the comparison with
-ozz-animation measure. Every register is chosen by hand (docs/bench.md, "The Xeon host,
-twenty-first session" and "twenty-second session", has the design and what it measured): the
-two groups of four vertices as the compiled kernel blends them, each vertex's four matrix
-addresses made one vertex ahead (the first two in the block before), the block before's normals
-normalized and stored between the two groups (so they stay in `ymm13`-`ymm15` and need no
-spill) with the mirror flip folded into their inverse length, and exits to the Rust wrapper
-where the call's singular bound leaves a lane unclear or a normal's squared length is outside
-the fast normalize's window (the wrapper then stores that block's normals through
-`DeferredNormals::store`, as the compiled kernel does). The loop is written once, as the macro
-`pn4_loop!` whose arguments are the loads of positions and normals, and expanded twice: reading
-them as `Vec3`s (three 16-byte loads, three inserts and five shuffles per attribute and block),
-and from the input's `VertexBlocks` (three aligned 32-byte loads).
+(`simd::driver::whole_blocks` calls it): the variant `skinblend bench` and the comparison with
+ozz-animation measure. Its twin is the compiled driver loop over `simd::lbs::block` (the same
+operations in the same order), which a build with `RUSTFLAGS="--cfg skinblend_intrinsics"`
+runs instead; `simd::checkasm` holds the loop, the twin and the scalar reference to each other
+on the same inputs, and `crates/skinblend/tests/simd_*.rs` the whole kernel to the scalar
+reference.
+
+The design, as the loop's registers are chosen by hand:
+- The two groups of four vertices are blended as the compiled kernel blends them
+  (`simd::blend3x4::blend_rows8`): per vertex `(c0 | c1)` and `(c2 | t)` by four multiply-adds
+  each, transposed inside the 128-bit halves, then the halves joined.
+- Each vertex's four matrix addresses are made one vertex ahead (the first two in the block
+  before), in two sets of four registers that alternate vertex by vertex, and used by register
+  alone (an indexed memory operand would take a second rename slot).
+- The block before's normals are normalized and stored between the two groups, so they stay in
+  `ymm13`-`ymm15` and need no spill; the mirror flip is folded into their inverse length.
+- The loop leaves to the Rust wrapper where the call's singular bound leaves a lane unclear or a
+  normal's squared length is outside the fast normalize's window; the wrapper then stores that
+  block's normals through `DeferredNormals::store`, as the compiled kernel does, and re-enters.
+- The loop is written once, as the macro `pn4_loop!` whose arguments are the loads of positions
+  and normals, and expanded twice: reading them as `Vec3`s (three 16-byte loads, three inserts
+  and five shuffles per attribute and block), and from the input's `VertexBlocks` (three
+  aligned 32-byte loads).
+
 The operations are the compiled kernel's in the same order, so positions are bit-identical to
 it; the normals differ only in that the flip is xored into the inverse length instead of the
-normal (a sign: no other bit moves). `crates/skinblend/tests/simd.rs` holds the loop to the
-scalar reference and its two expansions to each other, bit for bit.
-
-`--extra KIND N` adds N independent instructions of one kind at the end of each block
-(`vmulps`, `vshufps`, 32-byte loads or `nop`): a probe of what an instruction of that kind costs
-the block (docs/bench.md), never to commit.
+normal, a sign that moves no other bit, so they are bit-identical too.
 """
-import argparse
 
 L = []
 
@@ -44,7 +49,6 @@ def load3x8(ptr, a, b, c, yz, soa):
     if soa is None:
         e(f"@{ptr}")
         return
-    """Eight `Vec3`s at `ptr` as x, y, z in registers a, b, yz (c a temporary)."""
     if soa:
         # A `Vec3x8`: x, y, z at 0, 32, 64, 32-byte aligned.
         e(f"vmovaps ymm{a}, ymmword ptr [{ptr}]")
@@ -65,7 +69,7 @@ def load3x8(ptr, a, b, c, yz, soa):
 
 
 def store3x8(ptr, x, y, z, t0, t1, t2, t3):
-    """x, y, z stored as eight `Vec3`s at `ptr` (`lanes::store3x8`)."""
+    """x, y, z stored as eight `Vec3`s at `ptr` (`simd::loads::store3x8`)."""
     e(f"vshufps ymm{t0}, ymm{x}, ymm{y}, 0x44")
     e(f"vshufps ymm{t1}, ymm{x}, ymm{y}, 0xEE")
     e(f"vshufps ymm{t2}, ymm{z}, ymm{x}, 0xD8")
@@ -102,7 +106,7 @@ def blend(vertex, regs, r01, r23, w):
 
 
 def transpose_pair(rows, temps, outs):
-    """`lanes::transpose4_in_halves` of four rows, three of its outputs kept."""
+    """`simd::loads::transpose4_in_halves` of four rows, three of its outputs kept."""
     r0, r1, r2, r3 = rows
     t0, t1, t2, t3 = temps
     e(f"vshufps ymm{t0}, ymm{r0}, ymm{r1}, 0x44")
@@ -114,7 +118,7 @@ def transpose_pair(rows, temps, outs):
     e(f"vshufps ymm{outs[2]}, ymm{t1}, ymm{t3}, 0x88")
 
 
-def generate(soa, extra, extra_count):
+def generate(soa):
     # Stack frame: [rsp] the block before's normal output, [rsp + 8] the constants, [rsp + 16]
     # the blocks left.
     e("push rbx")
@@ -206,15 +210,6 @@ def generate(soa, extra, extra_count):
     e("vandps ymm12, ymm15, ymmword ptr [rdi]")
     e("vmovmskps eax, ymm0")
     e("vmovaps ymm15, ymm10")
-    for i in range(extra_count):
-        if extra == "mul":
-            e(f"vmulps ymm{i % 4}, ymm{4 + i % 4}, ymm{8 + i % 4}")
-        elif extra == "shuf":
-            e(f"vshufps ymm{i % 4}, ymm{4 + i % 4}, ymm{8 + i % 4}, 0x44")
-        elif extra == "load":
-            e(f"vmovups ymm{i % 4}, ymmword ptr [r11 + {32 * (i % 3)}]")
-        elif extra == "nop":
-            e("nop")
     e("test eax, eax")
     e("jnz 6f")
     e("mov qword ptr [rsp], r14")
@@ -245,14 +240,18 @@ HEADER = '''//! Generated by tools/codegen/lbs_loop.py; do not edit (CI regenera
 //!
 //! LBS with positions and normals, four influences, unit weight sums, palette byte offsets and
 //! no tangents: every whole block of a call in one `asm!` loop, expanded once reading the
-//! `Vec3` arrays and once the input's `VertexBlocks`. The generator's doc has the design.
+//! `Vec3` arrays and once the input's `VertexBlocks`. The generator's doc has the design; the
+//! loop's twin is the compiled driver loop (`driver::whole_blocks` without `ASM`), and
+//! `checkasm` tests the two against each other and the scalar reference.
 
 use std::arch::x86_64::*;
 
 use glam::Vec3;
 
-use super::lanes::{Block, FAST_NORMALIZE_WINDOW_BITS, LANES};
-use super::linear::DeferredNormals;
+use super::block::Block;
+use super::layout::LANES;
+use super::lbs::DeferredNormals;
+use super::math::FAST_NORMALIZE_WINDOW_BITS;
 use crate::types::{Diagnostics, SkinOutputs};
 
 /// The loop's constants, one 32-byte row each: the sign bit, the absolute-value mask, the
@@ -267,9 +266,9 @@ struct LoopConstants([[u32; 8]; 7]);
 /// # Safety
 /// The CPU has AVX2 and FMA; `block` is a range of an LBS call of this variant (four
 /// influences, every weight sum 1, `Block::linear_offsets` covering it), whose slices have the
-/// range's length and the outputs' (`drive_avx2`'s length check), with normals in and out;
-/// `block.position_blocks` and `block.normal_blocks` are empty or hold at least the range's
-/// whole blocks.
+/// range's length and the outputs' (`driver::drive_avx2`'s length check), with normals in and
+/// out; `block.position_blocks` and `block.normal_blocks` are empty or hold at least the
+/// range's whole blocks.
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn pn4_unit_blocks(
     block: &Block<'_>,
@@ -387,10 +386,10 @@ def loads(ptr, soa):
     return "[" + ", ".join(f'"{line}"' for line in L) + "]"
 
 
-def loop_macro(extra, count):
+def loop_macro():
     """`pn4_loop!`: the loop once, the positions' (r11) and normals' (r12) loads its arguments."""
     L.clear()
-    generate(None, extra, count)
+    generate(None)
     body = ""
     indent = " " * 24
     chunk = []
@@ -407,14 +406,8 @@ def loop_macro(extra, count):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--extra", nargs=2, metavar=("KIND", "N"))
-    args = parser.parse_args()
-    extra, count = (args.extra[0], int(args.extra[1])) if args.extra else (None, 0)
-    if extra not in (None, "mul", "shuf", "load", "nop"):
-        parser.error("--extra KIND is one of mul, shuf, load, nop")
     operands = "\n".join("        " + line for line in OPERANDS.split("\n"))
-    module = (HEADER.replace("LOOP_BODY\n", loop_macro(extra, count))
+    module = (HEADER.replace("LOOP_BODY\n", loop_macro())
               .replace("OPERANDS", operands)
               .replace("BLOCKS_POSITIONS", loads("r11", True))
               .replace("BLOCKS_NORMALS", loads("r12", True))

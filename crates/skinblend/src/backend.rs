@@ -6,7 +6,10 @@
 //! implements the trait for its `GpuSkinner` (upload once, one dispatch per frame, readback).
 //! Code that walks a scene is written once against the trait and runs on either.
 
-use crate::{Diagnostics, PreparedPalette, RunOptions, SkinError, SkinMesh, SkinOutputs};
+use crate::error::SkinError;
+use crate::mesh::SkinMesh;
+use crate::palette::PreparedPalette;
+use crate::types::{Diagnostics, RunOptions, SkinOutputs};
 
 /// A place where meshes are skinned: the CPU kernels ([`CpuBackend`]) or a GPU.
 ///

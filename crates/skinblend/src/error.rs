@@ -2,6 +2,8 @@
 
 use thiserror::Error;
 
+use crate::types::Method;
+
 /// Everything that can be wrong with the data handed to `skinblend`.
 ///
 /// Each variant names the place (vertex, slot, joint, attribute) and the value, so a caller can
@@ -10,7 +12,7 @@ use thiserror::Error;
 #[non_exhaustive]
 pub enum SkinError {
     /// A method name that is not one of [`crate::Method::names`].
-    #[error("unknown method {name:?} (expected one of {expected})", expected = crate::Method::names().join(", "))]
+    #[error("unknown method {name:?} (expected one of {expected})", expected = Method::names().join(", "))]
     UnknownMethod {
         /// The name given.
         name: String,
@@ -236,4 +238,22 @@ pub enum SkinError {
         /// The FNV-1a 64 checksum of the bytes before it.
         computed: u64,
     },
+}
+
+/// `Method`'s parser lives here, beside the error it returns (so that `types` needs no error).
+impl std::str::FromStr for Method {
+    type Err = SkinError;
+
+    /// Parses a [`Method::name`].
+    ///
+    /// # Errors
+    /// [`SkinError::UnknownMethod`] listing the names there are.
+    fn from_str(name: &str) -> Result<Self, SkinError> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name() == name)
+            .ok_or_else(|| SkinError::UnknownMethod {
+                name: name.to_owned(),
+            })
+    }
 }

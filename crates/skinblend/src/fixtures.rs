@@ -9,7 +9,7 @@ use std::f32::consts::TAU;
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 
-use crate::Influences;
+use crate::influences::Influences;
 
 /// Radius of every fixture cylinder, metres.
 pub const REST_RADIUS: f32 = 0.25;

@@ -1,31 +1,7 @@
 //! Per-vertex joint influences: validated once, trusted by every kernel after.
 
-use crate::SkinError;
-
-/// Weights that sum to less than this (the smallest normal f32) leave a vertex unweighted:
-/// `1 / sum` would overflow to infinity for a subnormal sum (and a GPU flushes such a sum to
-/// zero anyway), so the vertex passes through unchanged and is counted, on every backend.
-pub(crate) const MIN_WEIGHT_SUM: f32 = f32::MIN_POSITIVE;
-
-/// The DQS pivot of a vertex: the slot of its heaviest influence, the lowest slot on ties (`>`),
-/// so the sign choice does not depend on the order the influences arrived in. Branch-free: with
-/// real weights which slot is heaviest is a coin toss per vertex, which a branch per slot would
-/// mispredict (SIMD DQS with three influences, where this runs per vertex: 1.55–1.78× with the
-/// branches gone, CoR 1.56×, two influences unchanged; `tools/ozz-compare/ab.py`, docs/bench.md).
-#[inline(always)]
-pub(crate) fn pivot_slot(weights: &[f32]) -> usize {
-    let mut pivot = 0;
-    let mut heaviest = weights.first().copied().unwrap_or(0.0);
-    for (slot, &weight) in weights.iter().enumerate().skip(1) {
-        // All ones where this slot is heavier: a mask, not a branch (`select_unpredictable`
-        // needs Rust 1.88, above this crate's MSRV).
-        let heavier = usize::from(weight > heaviest).wrapping_neg();
-        pivot = (slot & heavier) | (pivot & !heavier);
-        // Weights are finite (checked by `Influences`): `max` is the heavier one.
-        heaviest = heaviest.max(weight);
-    }
-    pivot
-}
+use crate::error::SkinError;
+use crate::influence_tables::{linear_offsets, pivot_pair_counts, vertex_pivots, weight_sum_range};
 
 /// The largest joint count a `u16` joint index can address.
 const MAX_JOINTS: usize = u16::MAX as usize + 1;
@@ -48,160 +24,27 @@ pub struct Influences {
     joints: Vec<u16>,
     weights: Vec<f32>,
     /// One word per vertex for two to eight influences per vertex (else empty), derived from
-    /// `joints` and `weights` ([`vertex_pivots`]): the vertex's DQS pivot slot ([`pivot_slot`]),
+    /// `joints` and `weights` (`influence_tables::vertex_pivots`): the vertex's DQS pivot slot (`pivot_slot`),
     /// two flags and its pivot joint's row of the pivot sign table, read by the SIMD DQS and CoR
     /// kernels instead of comparing weights every frame.
     pivots: Vec<u16>,
     /// Four or eight influences per vertex on a large enough mesh (else empty), derived from
-    /// the above ([`pivot_pair_counts`]): how often each `(pivot joint, joint)` pair occurs,
+    /// the above (`influence_tables::pivot_pair_counts`): how often each `(pivot joint, joint)` pair occurs,
     /// from which the SIMD DQS and CoR kernels count their sign flips once per call instead of
     /// once per influence.
     pivot_pair_counts: Vec<u32>,
     /// The smallest and the largest weight sum of a vertex, each summed in f32 in slot order
     /// (as the scalar kernel and the SIMD 3x4 blends sum them; the SIMD kernels' pairwise sums
-    /// decide the unweighted test alike, see `simd::linear::weight_sums4`); `(∞, 0)` for no
-    /// vertex. The SIMD
-    /// kernels decide from it once per call what they would otherwise test per block (every
+    /// decide the unweighted test alike, see `simd::blend3x4::weight_sums4`); `(∞, 0)` for no
+    /// vertex. The SIMD kernels decide from it once per call what they would otherwise test per block (every
     /// vertex weighted; the singular test's bound in range).
     weight_sum_range: (f32, f32),
     /// Each slot's joint as the byte offset of its entry in a prepared LBS palette (`joint ·
-    /// LINEAR_ENTRY_BYTES`), where the joint count is at most [`LINEAR_OFFSET_MAX_JOINTS`]
+    /// LINEAR_ENTRY_BYTES`), where the joint count is at most `LINEAR_OFFSET_MAX_JOINTS`
     /// (else empty), derived from `joints`: the SIMD LBS kernels add it to the palette's
-    /// address instead of shifting each joint (a `shl` per influence less, [`linear_offsets`]).
+    /// address instead of shifting each joint (a `shl` per influence less,
+    /// `influence_tables::linear_offsets`).
     linear_offsets: Vec<u16>,
-}
-
-/// Bytes per entry of a prepared LBS palette (an `Affine3A`, asserted in `simd::lanes`).
-pub(crate) const LINEAR_ENTRY_BYTES: usize = 64;
-
-/// The most joints whose LBS palette offsets fit a `u16` ([`Influences::linear_offsets`]).
-pub(crate) const LINEAR_OFFSET_MAX_JOINTS: usize = (u16::MAX as usize + 1) / LINEAR_ENTRY_BYTES;
-
-/// [`Influences::linear_offsets`] of `joints`: `joint · LINEAR_ENTRY_BYTES` per slot where
-/// `joint_count` is at most [`LINEAR_OFFSET_MAX_JOINTS`] (every joint below it, as checked),
-/// else empty. Positions only, 100k vertices: 1.063× with them (`ab.py` fastest calls,
-/// docs/bench.md "sixteenth session").
-fn linear_offsets(joints: &[u16], joint_count: usize) -> Vec<u16> {
-    if joint_count > LINEAR_OFFSET_MAX_JOINTS {
-        return Vec::new();
-    }
-    // joint < joint_count ≤ 1024, so joint · 64 ≤ 65,472.
-    joints
-        .iter()
-        .map(|&joint| joint * LINEAR_ENTRY_BYTES as u16)
-        .collect()
-}
-
-/// The pivot slot's bits in a word of [`Influences::pivots`].
-pub(crate) const PIVOT_SLOT_BITS: u16 = 0b0000_0111;
-/// Set in a word of [`Influences::pivots`] when the vertex has a zero weight (`+0` or `-0`).
-pub(crate) const PIVOT_HAS_ZERO_WEIGHT: u16 = 0b0100_0000;
-/// Set in a word of [`Influences::pivots`] when the vertex's largest weight is below
-/// [`MIN_WEIGHT_SUM`] (every weight tiny: the scalar kernel decides whether it is unweighted).
-pub(crate) const PIVOT_LIGHT: u16 = 0b1000_0000;
-/// The high byte of a word of [`Influences::pivots`]: the byte offset of the pivot joint's row
-/// in a palette's pivot sign table, `pivot joint · PIVOT_ROW_BYTES` (`pivot joint << 8`),
-/// where the joint count is at most `PIVOT_SIGN_TABLE_MAX_JOINTS` (the only meshes whose
-/// palettes have the table); else 0. The SIMD kernels add it to the table's address: one load
-/// and a mask per vertex instead of decoding the slot, loading its joint (a load more on the
-/// chain of dependent loads that ends at the palette entries) and multiplying by the row length.
-/// DQS with normals 1.086× / 1.054× / 1.049× at 10k / 100k / 1M vertices, CoR 1.081× / 1.082×
-/// / 1.104× (`tools/ozz-compare/ab.py 7 "dq pn 4 10000 5000"` and the like, fastest calls, an
-/// unchanged copy 0.99–1.02×; docs/bench.md).
-pub(crate) const PIVOT_ROW_BITS: u16 = 0xFF00;
-// Every row offset fits the high byte, and the low byte's bits are the slot's and the flags'.
-const _: () = assert!(
-    crate::palette::PIVOT_ROW_BYTES == 1 << 8
-        && crate::palette::PIVOT_SIGN_TABLE_MAX_JOINTS <= 256
-        && (PIVOT_SLOT_BITS | PIVOT_HAS_ZERO_WEIGHT | PIVOT_LIGHT) & PIVOT_ROW_BITS == 0
-);
-
-/// The SIMD kernels' blocks: [`Influences::pivot_pair_counts`] counts the vertices of the whole
-/// blocks of this many from vertex 0 (a mesh's last `len % 8` vertices are not in one).
-const PAIR_COUNT_BLOCK_VERTICES: usize = 8;
-
-/// [`Influences::pivot_pair_counts`] is built where the counted influences are at least this
-/// many times its `joint_count²` entries: then reading the table once per call (about one
-/// instruction per entry: 4,000 for 64 joints, callgrind of `kernel_instructions dq pn 4 10000
-/// 20`, `skin_into` less the kernel) costs a few per cent of the per-influence count it replaces
-/// (three instructions per influence; counting per influence measured 4–5 % of SIMD DQS with
-/// normals, docs/bench.md "Latency"), and the counts take at most a twelfth of the memory of
-/// the joints and weights (4 bytes per entry against 6 per influence).
-const PAIR_COUNT_MIN_INFLUENCES_PER_ENTRY: usize = 8;
-
-/// The counts of [`Influences::pivot_pair_counts`]: entry `pivot_joint * joint_count + joint`
-/// counts the influences with a positive weight (the ones the DQ blend adds; zero weights are
-/// skipped) whose vertex has `pivot_joint` in its pivot slot, over the vertices of the whole
-/// eight-vertex blocks. Empty unless `k` is 4 or 8 (the SIMD kernels that read the palette's
-/// pivot sign table), the joint count is at most the table's
-/// ([`crate::palette::PIVOT_SIGN_TABLE_MAX_JOINTS`]), and the mesh has at least
-/// [`PAIR_COUNT_MIN_INFLUENCES_PER_ENTRY`] influences per entry (fewer pay more for the per-call
-/// read than they save); every count fits a `u32` (a mesh has fewer than 2³² slots there).
-fn pivot_pair_counts(k: usize, joint_count: usize, joints: &[u16], weights: &[f32]) -> Vec<u32> {
-    let counted_slots =
-        joints.len() / (k * PAIR_COUNT_BLOCK_VERTICES) * k * PAIR_COUNT_BLOCK_VERTICES;
-    let entries = joint_count * joint_count;
-    if !(k == 4 || k == 8)
-        || joint_count > crate::palette::PIVOT_SIGN_TABLE_MAX_JOINTS
-        || counted_slots < PAIR_COUNT_MIN_INFLUENCES_PER_ENTRY * entries
-        || u32::try_from(counted_slots).is_err()
-    {
-        return Vec::new();
-    }
-    let mut counts = vec![0u32; entries];
-    for (vertex_joints, vertex_weights) in joints[..counted_slots]
-        .chunks_exact(k)
-        .zip(weights.chunks_exact(k))
-    {
-        let row = usize::from(vertex_joints[pivot_slot(vertex_weights)]) * joint_count;
-        for (&joint, &weight) in vertex_joints.iter().zip(vertex_weights) {
-            if weight > 0.0 {
-                counts[row + usize::from(joint)] += 1;
-            }
-        }
-    }
-    counts
-}
-
-/// The words of [`Influences::pivots`] for `joints` and `weights` (`k` per vertex, joints below
-/// `joint_count`): empty unless `k` is 2 to 8 (the SIMD kernels that read them); per vertex
-/// `pivot_slot | PIVOT_HAS_ZERO_WEIGHT | PIVOT_LIGHT` as they apply, and the pivot joint's row
-/// offset in [`PIVOT_ROW_BITS`] where `joint_count` allows a pivot sign table.
-fn vertex_pivots(k: usize, joints: &[u16], weights: &[f32], joint_count: usize) -> Vec<u16> {
-    if !(2..=8).contains(&k) {
-        return Vec::new();
-    }
-    let has_rows = joint_count <= crate::palette::PIVOT_SIGN_TABLE_MAX_JOINTS;
-    joints
-        .chunks_exact(k)
-        .zip(weights.chunks_exact(k))
-        .map(|(vertex_joints, vertex)| {
-            let slot = pivot_slot(vertex);
-            // Below 8 (k is at most 8).
-            let mut word = slot as u16;
-            if vertex.contains(&0.0) {
-                word |= PIVOT_HAS_ZERO_WEIGHT;
-            }
-            if vertex[slot] < MIN_WEIGHT_SUM {
-                word |= PIVOT_LIGHT;
-            }
-            if has_rows {
-                // Below 128 << 8 (the joint is below the joint count).
-                word |= vertex_joints[slot] << 8;
-            }
-            word
-        })
-        .collect()
-}
-
-/// [`Influences::weight_sum_range`] of `weights` (`k` per vertex).
-fn weight_sum_range(k: usize, weights: &[f32]) -> (f32, f32) {
-    weights
-        .chunks_exact(k)
-        .map(|vertex| vertex.iter().fold(0.0f32, |sum, &w| sum + w))
-        .fold((f32::INFINITY, 0.0f32), |(low, high), sum| {
-            (low.min(sum), high.max(sum))
-        })
 }
 
 /// What [`Influences::from_lists`] changed to make per-vertex lists fit `k` slots.
@@ -471,21 +314,22 @@ impl Influences {
     }
 
     /// One word per vertex (two to eight influences per vertex, else empty): the DQS pivot slot
-    /// (`& PIVOT_SLOT_BITS`), the flags [`PIVOT_HAS_ZERO_WEIGHT`] and [`PIVOT_LIGHT`], and the
-    /// pivot joint's row offset in the pivot sign table ([`PIVOT_ROW_BITS`]).
+    /// (`& PIVOT_SLOT_BITS`), the flags `PIVOT_HAS_ZERO_WEIGHT` and `PIVOT_LIGHT`, and the
+    /// pivot joint's row offset in the pivot sign table (`PIVOT_ROW_BITS`; `simd::layout` has
+    /// them all).
     pub(crate) fn pivots(&self) -> &[u16] {
         &self.pivots
     }
 
     /// How often each `(pivot joint, joint)` pair occurs among the positively weighted
     /// influences of the whole eight-vertex blocks (entry `pivot_joint * joint_count + joint`;
-    /// [`pivot_pair_counts`]), or empty.
+    /// `influence_tables::pivot_pair_counts`), or empty.
     pub(crate) fn pivot_pair_counts(&self) -> &[u32] {
         &self.pivot_pair_counts
     }
 
     /// Each slot's joint as its LBS palette entry's byte offset, `k` per vertex, or empty
-    /// where the joint count exceeds [`LINEAR_OFFSET_MAX_JOINTS`].
+    /// where the joint count exceeds `LINEAR_OFFSET_MAX_JOINTS`.
     pub(crate) fn linear_offsets(&self) -> &[u16] {
         &self.linear_offsets
     }
@@ -518,6 +362,8 @@ fn check_joint_count(joint_count: usize) -> Result<(), SkinError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::influence_tables::pivot_slot;
+    use crate::simd::layout::{PIVOT_HAS_ZERO_WEIGHT, PIVOT_LIGHT, PIVOT_SIGN_TABLE_MAX_JOINTS};
 
     /// LBS offsets are each joint times an entry's bytes up to `LINEAR_OFFSET_MAX_JOINTS`
     /// joints (the highest, 1,023, at 65,472), and absent above (1,024 · 64 overflows a `u16`).
@@ -582,7 +428,7 @@ mod tests {
             assert!(influences.pivots().is_empty(), "k = {k}");
         }
         // The pivot joint's row where the joint count allows a table, else none.
-        let max = crate::palette::PIVOT_SIGN_TABLE_MAX_JOINTS;
+        let max = PIVOT_SIGN_TABLE_MAX_JOINTS;
         let (joints, weights) = (vec![3, 127, 5, 0], vec![0.1, 0.6, 0.2, 0.1]);
         let table = Influences::new(4, joints.clone(), weights.clone(), max).unwrap();
         assert_eq!(table.pivots(), [1 | (127 << 8)]);
@@ -637,7 +483,7 @@ mod tests {
         );
         let three = Influences::new(3, vec![0; 96], vec![0.5; 96], 1).unwrap();
         assert!(three.pivot_pair_counts().is_empty());
-        let joint_count = crate::palette::PIVOT_SIGN_TABLE_MAX_JOINTS + 1;
+        let joint_count = PIVOT_SIGN_TABLE_MAX_JOINTS + 1;
         let slots = 8 * joint_count * joint_count;
         let many = Influences::new(4, vec![0; slots], vec![0.5; slots], joint_count).unwrap();
         assert!(many.pivot_pair_counts().is_empty());

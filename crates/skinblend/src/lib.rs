@@ -43,6 +43,7 @@
 //! No public function panics on data: bad input is a [`SkinError`] that names the place.
 #![warn(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 mod backend;
 pub mod cor;
@@ -50,11 +51,14 @@ mod dual_quat;
 mod error;
 pub mod evidence;
 pub mod fixtures;
+mod influence_tables;
 mod influences;
+mod input;
 mod mesh;
 pub mod metrics;
 mod palette;
 mod reference;
+mod rigid_split;
 mod simd;
 mod skin;
 mod types;
@@ -64,12 +68,14 @@ pub use backend::{CpuBackend, SkinBackend};
 pub use dual_quat::DualQuat;
 pub use error::SkinError;
 pub use influences::{InfluenceBuildReport, Influences};
-pub use mesh::{full_validations, skin_batch, update_palettes, SkinJob, SkinMesh};
-pub use palette::{prepare, split, PreparedPalette, RigidSplit};
+pub use input::{full_validations, SkinInput};
+pub use mesh::{skin_batch, update_palettes, SkinJob, SkinMesh};
+pub use palette::{prepare, PreparedPalette};
+pub use rigid_split::{split, RigidSplit};
 pub use simd::simd_backend;
 pub use skin::{skin, skin_into};
 pub use types::{
-    Diagnostics, Method, PaletteSpec, RunOptions, SkinInput, SkinOptions, SkinOutputs, Skinned,
+    Diagnostics, Method, PaletteSpec, RunOptions, SkinOptions, SkinOutputs, Skinned,
     DEFAULT_RIGID_TOLERANCE,
 };
 

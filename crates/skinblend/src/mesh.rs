@@ -2,33 +2,16 @@
 //! call ([`skin_batch`]).
 
 use std::borrow::Cow;
-use std::cell::Cell;
 
 use glam::{Vec3, Vec4};
 
-use crate::types::check_attribute;
+use crate::error::SkinError;
+use crate::influences::Influences;
+use crate::input::{check_attribute, count_full_validation, SkinInput};
+use crate::palette::PreparedPalette;
+use crate::skin::{check_call, skin_checked};
+use crate::types::{Diagnostics, RunOptions, SkinOutputs, Skinned};
 use crate::vertex_blocks::VertexBlocks;
-use crate::{
-    Diagnostics, Influences, PreparedPalette, RunOptions, SkinError, SkinInput, SkinOutputs,
-    Skinned,
-};
-
-thread_local! {
-    /// Full checks of a mesh's attributes made on this thread (see [`full_validations`]).
-    static FULL_VALIDATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-/// How many times this thread has checked a mesh's attributes in full (every position for
-/// finiteness): once per [`SkinMesh::new`] and per [`SkinInput::new`]. For tests of the front
-/// doors, which must check a mesh once and not once per frame.
-#[must_use]
-pub fn full_validations() -> u64 {
-    FULL_VALIDATIONS.with(Cell::get)
-}
-
-pub(crate) fn count_full_validation() {
-    FULL_VALIDATIONS.with(|count| count.set(count.get() + 1));
-}
 
 /// A mesh's bind pose and influences, checked once, then skinned every frame with only what a
 /// frame can change checked: the palette (O(joints), when it is prepared) and the outputs'
@@ -229,7 +212,7 @@ impl<'a> SkinMesh<'a> {
         outputs: SkinOutputs<'_>,
         run: RunOptions,
     ) -> Result<Diagnostics, SkinError> {
-        crate::skin_into(&self.input(), palette, outputs, run)
+        crate::skin::skin_into(&self.input(), palette, outputs, run)
     }
 
     /// Skins the mesh into new buffers (normals and tangents where the mesh has them).
@@ -338,7 +321,7 @@ impl<'j> SkinJob<'j> {
 /// would give.
 pub fn skin_batch(jobs: &mut [SkinJob<'_>], run: RunOptions) -> Result<(), SkinError> {
     for (index, job) in jobs.iter().enumerate() {
-        crate::skin::check_call(&job.mesh.input(), job.palette, &job.outputs).map_err(|e| {
+        check_call(&job.mesh.input(), job.palette, &job.outputs).map_err(|e| {
             SkinError::BatchJob {
                 job: index,
                 source: Box::new(e),
@@ -364,7 +347,7 @@ fn skin_job(job: &mut SkinJob<'_>, run: RunOptions) {
         normals: job.outputs.normals.as_deref_mut(),
         tangents: job.outputs.tangents.as_deref_mut(),
     };
-    job.diagnostics = crate::skin::skin_checked(&job.mesh.input(), job.palette, outputs, run);
+    job.diagnostics = skin_checked(&job.mesh.input(), job.palette, outputs, run);
 }
 
 /// Refreshes every palette of a frame in one call: `palettes[i].update(skin_matrices[i])`, the

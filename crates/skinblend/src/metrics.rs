@@ -8,7 +8,8 @@ use std::collections::HashSet;
 
 use glam::{DVec3, Vec3};
 
-use crate::{Influences, SkinError};
+use crate::error::SkinError;
+use crate::influences::Influences;
 
 /// Min, mean and max of a set of ratios, and how many there were.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -8,10 +8,11 @@
 
 use glam::{Affine3A, Mat3A, Vec3, Vec3A};
 
-use crate::influences::{pivot_slot, MIN_WEIGHT_SUM};
+use crate::dual_quat::DualQuat;
+use crate::influence_tables::{pivot_slot, MIN_WEIGHT_SUM};
+use crate::input::SkinInput;
 use crate::palette::PreparedPalette;
-use crate::types::{Diagnostics, Method, SkinInput, SkinOutputs};
-use crate::DualQuat;
+use crate::types::{Diagnostics, Method, SkinOutputs};
 
 /// A 3x3 whose determinant is at most this fraction of (largest column length)³ is singular for
 /// the normal transform: its inverse transpose is noise. f32 determinants of order-one matrices

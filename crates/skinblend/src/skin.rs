@@ -4,11 +4,15 @@
 
 use glam::{Mat4, Vec3, Vec4};
 
+use crate::error::SkinError;
+use crate::input::{check_length, SkinInput};
 use crate::palette::{prepare, PreparedPalette};
+#[cfg(feature = "rayon")]
+use crate::simd::layout::BLOCK_VERTICES;
+use crate::simd::{select, Kernel};
 use crate::types::{
-    check_length, Diagnostics, Method, RunOptions, SkinInput, SkinOptions, SkinOutputs, Skinned,
+    Diagnostics, Method, RangeCounts, RunOptions, SkinOptions, SkinOutputs, Skinned,
 };
-use crate::SkinError;
 
 /// Skins `input` under `palette` with `options.method`, allocating the result.
 ///
@@ -49,31 +53,27 @@ pub fn skin(
 
 /// Below this many vertices a call runs on the calling thread only: a split costs a `rayon::join`
 /// per piece (a microsecond or two when the pool's threads are awake), which a piece of 512
-/// vertices (4,096 over two threads, four pieces each) still repays several times. On the idle
-/// two-core development host, two threads over one at 10,000 vertices measured 1.45–1.78× with
-/// this threshold (and two pieces per thread) and 1.00× with the earlier 16,384 (`skinblend bench --quick --json`, three
-/// runs; docs/bench.md). A piece nobody steals runs on the calling thread, so a busy pool costs
-/// little more than the serial call.
+/// vertices (4,096 over two threads, four pieces each) still repays several times: two threads
+/// over one at 10,000 vertices ran 1.45–1.78× as fast on a two-core host (`skinblend bench
+/// --quick --json`, the rows with 1 and 2 threads). A piece nobody steals runs on the calling
+/// thread, so a busy pool costs little more than the serial call.
 const PARALLEL_MIN_VERTICES: usize = 4_096;
 
 /// Parallel pieces per pool thread. More than one lets the calling thread go on with the next
 /// piece while a sleeping worker is still waking up, and a thread that finishes early take work
-/// from one that was descheduled. On the idle two-core host, two threads over one (medians of
-/// six interleaved `skinblend bench --quick` runs per build) were 1.85×/1.82×/1.65× at 10k for
-/// LBS/DQS/CoR with four pieces against 1.32×/1.42×/1.32× with two, 1.90×/1.83×/1.95× against
-/// 1.52×/1.82×/1.88× at 100k, and within the runs' noise at 1M.
+/// from one that was descheduled: two threads over one at 10k vertices ran 1.82× as fast (DQS)
+/// with four pieces against 1.42× with two (`skinblend bench --quick`, the rows with 1 and 2
+/// threads, against a build with two pieces).
 const PARALLEL_PIECES_PER_THREAD: usize = 4;
 
 /// Most vertices in one parallel piece (about 14 µs of LBS on one core): larger meshes are cut
 /// finer than [`PARALLEL_PIECES_PER_THREAD`] alone would. On a shared host, a core can be taken
-/// away in the middle of a call (16 % of the time under load on the two-core development VM,
-/// `/proc/stat` steal), and the other thread can take over only the pieces not yet started: with
-/// four pieces per thread a stalled core held back an eighth of the call. Two threads over one
-/// (`tools/ozz-compare/ab.py` 9–11 rounds of `kernel_instructions METHOD pn 4 N CALLS 64 2`
-/// against the same build's one-thread run), this against four pieces per thread: LBS at 100k
-/// median rate 1.82× against 1.16×, fastest call 1.73× against 1.55×; at 1M 1.66× against
-/// 1.07× and 1.80× against 1.68×; DQS at 100k 1.94× against 1.72×; CoR at 1M 2.05× against
-/// 1.88×. An uncontended split costs a deque push and pop per piece: 256 at 1M (halved eight times).
+/// away in the middle of a call, and the other thread can take over only the pieces not yet
+/// started: with four pieces per thread a stalled core held back an eighth of the call. Two
+/// threads over one, LBS at 100k: median rate 1.82× against 1.16× with four pieces per thread
+/// (`tools/ozz-compare/ab.py 11 "linear pn 4 100000 500" B,64,1 B,64,2`, B this build and a
+/// build without the cap). An uncontended split costs a deque push and pop per piece: 256 at
+/// 1M (halved eight times).
 const PARALLEL_PIECE_MAX_VERTICES: usize = 4_096;
 
 /// Skins `input` under a prepared palette into caller-owned buffers, as `run` says. Allocates
@@ -147,17 +147,14 @@ pub(crate) fn skin_checked(
     run: RunOptions,
 ) -> Diagnostics {
     // The kernel is chosen once per call: every piece of a parallel split runs the same one.
-    let simd = run
-        .simd
-        .then(|| crate::simd::select(input, palette, &outputs, run.renormalize))
-        .flatten();
-    let kernel = simd.unwrap_or(crate::reference::skin_range);
-    let mut diagnostics = skin_parallel(input, palette, kernel, outputs, run);
-    if simd.is_some() {
-        // The SIMD pieces left out the flips the mesh's pair counts give (`flip_tally`).
-        let tallied = crate::simd::tallied_sign_flips(input, palette);
-        diagnostics.sign_flips = diagnostics.sign_flips.wrapping_add(tallied);
-    }
+    let kernel = if run.simd {
+        select(input, palette, &outputs, run.renormalize)
+    } else {
+        Kernel::Scalar
+    };
+    let counts = skin_parallel(input, palette, kernel, outputs, run);
+    // The pieces' counts, summed, with the flips the kernel left to the call's tally.
+    let mut diagnostics = counts.into_diagnostics(kernel.tallied_sign_flips(input, palette));
     diagnostics.non_rigid_joints = palette.non_rigid_joints();
     diagnostics
 }
@@ -167,10 +164,10 @@ pub(crate) fn skin_checked(
 fn skin_parallel(
     input: &SkinInput<'_>,
     palette: &PreparedPalette,
-    kernel: crate::simd::Kernel,
+    kernel: Kernel,
     outputs: SkinOutputs<'_>,
     run: RunOptions,
-) -> Diagnostics {
+) -> RangeCounts {
     let renormalize = run.renormalize;
     #[cfg(feature = "rayon")]
     {
@@ -196,7 +193,7 @@ fn skin_parallel(
         PARALLEL_PIECES_PER_THREAD,
         PARALLEL_PIECE_MAX_VERTICES,
     );
-    kernel(input, palette, renormalize, 0, outputs)
+    kernel.run(input, palette, renormalize, 0, outputs)
 }
 
 /// Halves the range at a multiple of the SIMD block size until its pieces have at most
@@ -208,16 +205,15 @@ fn skin_split(
     input: &SkinInput<'_>,
     palette: &PreparedPalette,
     renormalize: bool,
-    kernel: crate::simd::Kernel,
+    kernel: Kernel,
     first_vertex: usize,
     outputs: SkinOutputs<'_>,
     piece_vertices: usize,
-) -> Diagnostics {
+) -> RangeCounts {
     let count = outputs.positions.len();
-    let block = crate::simd::BLOCK_VERTICES;
-    let mid = (count / 2).div_ceil(block) * block;
+    let mid = (count / 2).div_ceil(BLOCK_VERTICES) * BLOCK_VERTICES;
     if count <= piece_vertices || mid == 0 || mid >= count {
-        return kernel(input, palette, renormalize, first_vertex, outputs);
+        return kernel.run(input, palette, renormalize, first_vertex, outputs);
     }
     let (low, high) = outputs.split_at(mid);
     let (mut a, b) = rayon::join(
@@ -244,6 +240,6 @@ fn skin_split(
             )
         },
     );
-    a.add_counts(&b);
+    a.add(&b);
     a
 }

@@ -1,13 +1,11 @@
 //! The vocabulary every part of skinning shares: the [`Method`], what a palette is built for
-//! ([`PaletteSpec`]), how a call runs ([`RunOptions`]), the inputs, outputs and [`Diagnostics`].
+//! ([`PaletteSpec`]), how a call runs ([`RunOptions`]), the outputs and [`Diagnostics`].
 //!
-//! The driver (`skin.rs`), the palette (`palette.rs`), the scalar reference (`reference.rs`) and
-//! the SIMD kernels (`simd/`) all depend on this module, and it on none of them.
+//! The driver (`skin.rs`), the palette (`palette.rs`), the inputs (`input.rs`), the scalar
+//! reference (`reference.rs`) and the SIMD kernels (`simd/`) all depend on this module, and it
+//! on none of them: `Method`'s `FromStr` lives in `error.rs`, beside the error it returns.
 
 use glam::{Vec3, Vec4};
-
-use crate::vertex_blocks::VertexBlocks;
-use crate::{Influences, SkinError};
 
 /// Default tolerance below which a residual counts as the identity and its joint as rigid.
 ///
@@ -31,7 +29,8 @@ pub enum Method {
     /// center `p*`, which goes where LBS sends it: `v' = R·S(v) + LBS(p*) − R·S(p*)`, with `S`
     /// the blended residual as in DQS (the identity for rigid joints). Keeps a twisted joint
     /// round without DQS's bulge at a bend. Needs per-vertex centers
-    /// ([`SkinInput::with_rotation_centers`], computed by [`crate::cor::rotation_centers`]);
+    /// ([`crate::SkinInput::with_rotation_centers`], computed by
+    /// [`crate::cor::rotation_centers`]);
     /// a vertex without one is skinned by DQS.
     CenterOfRotation,
 }
@@ -86,23 +85,6 @@ impl Method {
 impl std::fmt::Display for Method {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Method {
-    type Err = SkinError;
-
-    /// Parses a [`Method::name`].
-    ///
-    /// # Errors
-    /// [`SkinError::UnknownMethod`] listing the names there are.
-    fn from_str(name: &str) -> Result<Self, SkinError> {
-        Self::ALL
-            .into_iter()
-            .find(|m| m.name() == name)
-            .ok_or_else(|| SkinError::UnknownMethod {
-                name: name.to_owned(),
-            })
     }
 }
 
@@ -249,140 +231,44 @@ pub struct Diagnostics {
 }
 
 impl Diagnostics {
-    /// Adds the per-vertex counts of `other` (used to merge parallel chunks; exact). The sign
-    /// flips wrap: a SIMD piece's count is relative where the call tallies them once
-    /// (`simd::flip_tally`).
-    #[cfg(feature = "rayon")]
-    pub(crate) fn add_counts(&mut self, other: &Diagnostics) {
+    /// Adds the per-vertex counts of `other` (all but `non_rigid_joints`, the palette's).
+    pub(crate) fn add(&mut self, other: &Diagnostics) {
         self.singular_normal_matrices += other.singular_normal_matrices;
-        self.sign_flips = self.sign_flips.wrapping_add(other.sign_flips);
+        self.sign_flips += other.sign_flips;
         self.unweighted_vertices += other.unweighted_vertices;
     }
 }
 
-/// A mesh's skinning inputs over borrowed slices, checked when made: for one-off calls of
-/// [`crate::skin_into`]. A mesh skinned every frame is a [`crate::SkinMesh`], checked once.
-///
-/// Positions and normals are `Vec3`, tangents `Vec4` with `w` the handedness (±1), all in the
-/// bind pose (the space the inverse bind matrices map from), one per vertex of `influences`.
-#[derive(Debug, Clone, Copy)]
-pub struct SkinInput<'a> {
-    positions: &'a [Vec3],
-    normals: Option<&'a [Vec3]>,
-    tangents: Option<&'a [Vec4]>,
-    influences: &'a Influences,
-    rotation_centers: Option<&'a [Vec3]>,
-    vertex_blocks: Option<&'a VertexBlocks>,
+/// The counts of one vertex range of a call (a piece of a parallel call, or all of it), each
+/// exact: what the range's kernels counted, and what of the call's sign-flip tally they counted
+/// again. Pieces add up with [`RangeCounts::add`]; the call's [`Diagnostics`] are their sum
+/// with the tally, [`RangeCounts::into_diagnostics`] (`simd/flips.rs` has the accounting).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct RangeCounts {
+    /// The counts of the vertices the range's kernels counted themselves (every count of the
+    /// scalar kernel; the SIMD kernels' but the sign flips the call's tally holds).
+    pub(crate) counted: Diagnostics,
+    /// The sign flips the call's tally holds for vertices of this range that went to the
+    /// scalar kernel, which counted them again in `counted` (0 where the call has no tally).
+    pub(crate) tallied_flips_recounted: usize,
 }
 
-impl<'a> SkinInput<'a> {
-    /// Checks lengths against `influences.vertex_count()` and that every value is finite.
-    ///
-    /// O(vertices) once; allocates nothing.
-    ///
-    /// # Errors
-    /// [`SkinError::AttributeLength`] and [`SkinError::NonFiniteAttribute`] (naming the vertex).
-    pub fn new(
-        positions: &'a [Vec3],
-        normals: Option<&'a [Vec3]>,
-        tangents: Option<&'a [Vec4]>,
-        influences: &'a Influences,
-    ) -> Result<Self, SkinError> {
-        crate::mesh::count_full_validation();
-        let expected = influences.vertex_count();
-        check_attribute("positions", expected, positions)?;
-        if let Some(normals) = normals {
-            check_attribute("normals", expected, normals)?;
-        }
-        if let Some(tangents) = tangents {
-            check_attribute("tangents", expected, tangents)?;
-        }
-        Ok(Self {
-            positions,
-            normals,
-            tangents,
-            influences,
-            rotation_centers: None,
-            vertex_blocks: None,
-        })
+impl RangeCounts {
+    /// Adds the counts of `other`, another range of the same call.
+    #[cfg(feature = "rayon")]
+    pub(crate) fn add(&mut self, other: &RangeCounts) {
+        self.counted.add(&other.counted);
+        self.tallied_flips_recounted += other.tallied_flips_recounted;
     }
 
-    /// Adds per-vertex centers of rotation, which [`Method::CenterOfRotation`] needs (other
-    /// methods ignore them): one per vertex, in the bind-pose space of the positions, each
-    /// finite or [`crate::cor::NO_ROTATION_CENTER`] (NaN: no center, skinned by DQS). Usually
-    /// [`crate::cor::RotationCenters::centers`]. O(vertices) once; allocates nothing.
-    ///
-    /// # Errors
-    /// [`SkinError::AttributeLength`] (`"rotation_centers"`) for a count other than the vertex
-    /// count, [`SkinError::NonFiniteAttribute`] for a center with an infinity or NaN in only
-    /// some components.
-    pub fn with_rotation_centers(self, rotation_centers: &'a [Vec3]) -> Result<Self, SkinError> {
-        crate::cor::check_rotation_centers(rotation_centers, self.vertex_count())?;
-        Ok(Self {
-            rotation_centers: Some(rotation_centers),
-            ..self
-        })
-    }
-
-    /// An input over attributes a [`crate::SkinMesh`] has already checked, with the mesh's
-    /// blocks: no check here.
-    pub(crate) fn checked(
-        positions: &'a [Vec3],
-        normals: Option<&'a [Vec3]>,
-        tangents: Option<&'a [Vec4]>,
-        influences: &'a Influences,
-        rotation_centers: Option<&'a [Vec3]>,
-        vertex_blocks: &'a VertexBlocks,
-    ) -> Self {
-        Self {
-            positions,
-            normals,
-            tangents,
-            influences,
-            rotation_centers,
-            vertex_blocks: Some(vertex_blocks),
-        }
-    }
-
-    /// The mesh's blocks, where the input comes from a [`crate::SkinMesh`].
-    pub(crate) fn vertex_blocks(&self) -> Option<&'a VertexBlocks> {
-        self.vertex_blocks
-    }
-
-    /// Bind-pose positions.
-    #[must_use]
-    pub fn positions(&self) -> &'a [Vec3] {
-        self.positions
-    }
-
-    /// Bind-pose normals, if any.
-    #[must_use]
-    pub fn normals(&self) -> Option<&'a [Vec3]> {
-        self.normals
-    }
-
-    /// Bind-pose tangents (`w` = handedness), if any.
-    #[must_use]
-    pub fn tangents(&self) -> Option<&'a [Vec4]> {
-        self.tangents
-    }
-
-    /// The influences.
-    #[must_use]
-    pub fn influences(&self) -> &'a Influences {
-        self.influences
-    }
-
-    /// Per-vertex centers of rotation, if given (NaN where a vertex has none).
-    #[must_use]
-    pub fn rotation_centers(&self) -> Option<&'a [Vec3]> {
-        self.rotation_centers
-    }
-
-    /// Number of vertices.
-    #[must_use]
-    pub fn vertex_count(&self) -> usize {
-        self.positions.len()
+    /// The call's counts, these being its whole range's: what the kernels counted, and of the
+    /// call's tally (`tallied_flips`, 0 without one) the flips no kernel counted again. The
+    /// recounted flips are a part of the tally (the same vertices, under the same table), so
+    /// the subtraction is exact.
+    pub(crate) fn into_diagnostics(self, tallied_flips: usize) -> Diagnostics {
+        let mut diagnostics = self.counted;
+        diagnostics.sign_flips += tallied_flips - self.tallied_flips_recounted;
+        diagnostics
     }
 }
 
@@ -453,50 +339,4 @@ pub struct Skinned {
     pub tangents: Option<Vec<Vec4>>,
     /// Exact counts of what happened (see [`Diagnostics`]).
     pub diagnostics: Diagnostics,
-}
-
-/// A vertex attribute whose values can be checked for finiteness.
-pub(crate) trait FiniteValue {
-    /// Every component finite.
-    fn is_finite_value(&self) -> bool;
-}
-
-impl FiniteValue for Vec3 {
-    fn is_finite_value(&self) -> bool {
-        self.is_finite()
-    }
-}
-
-impl FiniteValue for Vec4 {
-    fn is_finite_value(&self) -> bool {
-        self.is_finite()
-    }
-}
-
-/// `values` has `expected` elements, all finite; errors name the attribute and the vertex.
-pub(crate) fn check_attribute<T: FiniteValue>(
-    attribute: &'static str,
-    expected: usize,
-    values: &[T],
-) -> Result<(), SkinError> {
-    check_length(attribute, expected, values.len())?;
-    match values.iter().position(|v| !v.is_finite_value()) {
-        Some(vertex) => Err(SkinError::NonFiniteAttribute { attribute, vertex }),
-        None => Ok(()),
-    }
-}
-
-pub(crate) fn check_length(
-    attribute: &'static str,
-    expected: usize,
-    found: usize,
-) -> Result<(), SkinError> {
-    if expected != found {
-        return Err(SkinError::AttributeLength {
-            attribute,
-            expected,
-            found,
-        });
-    }
-    Ok(())
 }

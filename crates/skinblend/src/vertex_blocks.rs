@@ -3,7 +3,7 @@
 
 use glam::Vec3;
 
-use crate::simd::BLOCK_VERTICES;
+use crate::simd::layout::BLOCK_VERTICES;
 
 /// Eight `Vec3`s as `x₀..x₇, y₀..y₇, z₀..z₇`: each component one aligned 32-byte load. 96 bytes,
 /// the size of the eight `Vec3`s it holds.
@@ -47,9 +47,9 @@ impl Vec3x8 {
 /// not held (the kernels skin them from the arrays).
 ///
 /// Read by LBS with positions and normals, four influences and unit weight sums (the case
-/// `skinblend bench` and the comparison with ozz-animation measure): about 1.04x faster than
-/// from the arrays (`tools/ozz-compare/ab.py` of `kernel_instructions linear pn` against `pnb`,
-/// docs/bench.md). Every other kernel reads the arrays.
+/// `skinblend bench` and the comparison with ozz-animation measure): 1.04× as fast as from the
+/// arrays (`kernel_instructions linear pnb 4 10000 5000`, which reads a `SkinMesh`, against the
+/// same with `pn`; see that bench's doc). Every other kernel reads the arrays.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct VertexBlocks {
     positions: Vec<Vec3x8>,

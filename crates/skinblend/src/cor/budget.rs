@@ -2,7 +2,7 @@
 //! (see the parent module's docs, "Memory").
 
 use super::cluster::{CLUSTER_BYTES, JOINT_SLOT_BYTES, PAIR_BYTES, PAIR_ENTRY_BYTES};
-use super::CorOptions;
+use super::options::CorOptions;
 
 /// The fixed part of the default working-memory budget (see the module docs, "Memory"), so
 /// that a small mesh keeps the full quadrature however its weights vary. The densest sample

@@ -7,8 +7,9 @@ use std::ops::Range;
 
 use glam::{DVec3, Vec3};
 
-use super::{merge, pair_term, NO_ROTATION_CENTER};
-use crate::Influences;
+use super::centers::NO_ROTATION_CENTER;
+use super::similarity::{merge, pair_term};
+use crate::influences::Influences;
 
 /// The precomputation's constants in f64.
 pub(super) struct Settings {

@@ -2,8 +2,8 @@
 
 use glam::Vec3;
 
-use super::check_rotation_centers;
-use crate::SkinError;
+use super::centers::check_rotation_centers;
+use crate::error::SkinError;
 
 /// The version [`encode_rotation_centers`] writes and [`decode_rotation_centers`] reads.
 pub const COR_FORMAT_VERSION: u32 = 1;

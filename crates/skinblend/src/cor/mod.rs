@@ -86,46 +86,34 @@
 //! it. The glTF custom vertex attribute `_SKINBLEND_COR` belongs to the glTF crate.
 
 mod budget;
+mod centers;
 mod cluster;
 mod file_format;
+mod options;
+mod similarity;
 
 pub use budget::{
     default_memory_budget_bytes, memory_bound_bytes, COR_BUDGET_BYTES_PER_TRIANGLE,
     COR_BUDGET_FIXED_BYTES,
 };
 use budget::{memory_budget_bytes, pairs_of};
+pub(crate) use centers::check_rotation_centers;
+pub use centers::{has_rotation_center, NO_ROTATION_CENTER};
 use cluster::{cluster_triangles, ClusterMap, PairIndex, Settings, SparseWeights};
 pub use file_format::{decode_rotation_centers, encode_rotation_centers, COR_FORMAT_VERSION};
+use options::check_options;
+pub use options::{
+    CorOptions, DEFAULT_SIGMA, DEFAULT_SUBDIVISION_EPSILON, DEFAULT_WEIGHT_QUANTUM,
+    MIN_SUBDIVISION_EPSILON,
+};
+pub use similarity::weight_similarity;
 
 use std::ops::Range;
 
 use glam::Vec3;
 
-use crate::{Influences, SkinError};
-
-/// σ of the weight similarity, the paper's value: how far apart two weight vectors' pairwise
-/// products may be before the triangle stops counting for the vertex.
-pub const DEFAULT_SIGMA: f32 = 0.1;
-
-/// ε of the subdivision, the paper's value: the largest Euclidean distance between the weights
-/// of an edge's two ends after subdivision.
-pub const DEFAULT_SUBDIVISION_EPSILON: f32 = 0.1;
-
-/// The smallest ε accepted: normalized weights differ by at most √2, and √2 / 2⁸ < 1/128, so no
-/// triangle is split more than 8 times (65 536 sub-triangles) and the cost stays bounded.
-pub const MIN_SUBDIVISION_EPSILON: f32 = 1.0 / 128.0;
-
-/// Default rounding of sub-triangle weights when clustering them (1/1024).
-///
-/// A cluster uses its members' area-weighted mean weights, so its error is second order in the
-/// spread; measured on the fixtures the centers move by under 1e-5 of the mesh size against
-/// exact clustering (`tests/cor.rs`), while a painted 100k-vertex mesh needs it to finish in
-/// seconds rather than minutes. 0 merges only bit-identical weights.
-pub const DEFAULT_WEIGHT_QUANTUM: f32 = 1.0 / 1024.0;
-
-/// The center stored for a vertex that has none (zero total similarity): all three components
-/// NaN. Such a vertex is skinned by DQS under [`crate::Method::CenterOfRotation`].
-pub const NO_ROTATION_CENTER: Vec3 = Vec3::NAN;
+use crate::error::SkinError;
+use crate::influences::Influences;
 
 /// Pair entries per triangle above which a triangle is represented by its corners instead of
 /// being subdivided, one value per attempt (see the module docs, "Memory"): first none (the
@@ -140,40 +128,6 @@ const TRIANGLE_CHUNK: usize = 256;
 const WEIGHT_CHUNK: usize = 64;
 /// Chunks per progress report (and per parallel batch): enough to keep a few cores busy.
 const CHUNKS_PER_REPORT: usize = 8;
-
-/// Parameters of the precomputation; [`CorOptions::default`] is the paper's.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CorOptions {
-    /// σ of the similarity, unitless (weights are in [0, 1]); finite and positive. Default
-    /// [`DEFAULT_SIGMA`] (0.1).
-    pub sigma: f32,
-    /// ε of the subdivision, unitless; finite and at least [`MIN_SUBDIVISION_EPSILON`]. Default
-    /// [`DEFAULT_SUBDIVISION_EPSILON`] (0.1).
-    pub subdivision_epsilon: f32,
-    /// Sub-triangle weights are rounded to multiples of this to form clusters; finite and
-    /// non-negative, 0 for exact clusters only. Default [`DEFAULT_WEIGHT_QUANTUM`].
-    pub weight_quantum: f32,
-    /// Run on the current rayon pool (default `true`; ignored without the `rayon` feature). The
-    /// result is bit-identical either way.
-    pub parallel: bool,
-    /// The working-memory budget of the clusters, in bytes (see the module docs, "Memory");
-    /// `None` (the default) for [`default_memory_budget_bytes`]. Raise it to keep the full
-    /// quadrature on a large mesh whose weights vary from vertex to vertex; a budget below what
-    /// the corner quadrature needs is raised to that.
-    pub memory_budget_bytes: Option<usize>,
-}
-
-impl Default for CorOptions {
-    fn default() -> Self {
-        Self {
-            sigma: DEFAULT_SIGMA,
-            subdivision_epsilon: DEFAULT_SUBDIVISION_EPSILON,
-            weight_quantum: DEFAULT_WEIGHT_QUANTUM,
-            parallel: true,
-            memory_budget_bytes: None,
-        }
-    }
-}
 
 /// Which stage of the precomputation a [`CorProgress`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -220,59 +174,6 @@ pub struct RotationCenters {
     /// [`CorOptions::memory_budget_bytes`]; 0 when the full quadrature fitted (see the module
     /// docs, "Memory").
     pub lumped_triangles: usize,
-}
-
-/// Whether `center` is a center of rotation rather than [`NO_ROTATION_CENTER`].
-#[must_use]
-pub fn has_rotation_center(center: Vec3) -> bool {
-    center.is_finite()
-}
-
-/// The similarity `s(a, b)` of two weight vectors given as `(joint, weight)` lists (any order;
-/// a repeated joint's weights are added), in f64, as the module docs define it.
-///
-/// Unitless, non-negative; 0 unless `a` and `b` share two joints with non-zero weight. The
-/// weights are used as given (not normalized). Allocates two small lists.
-#[must_use]
-pub fn weight_similarity(a: &[(u16, f32)], b: &[(u16, f32)], sigma: f32) -> f64 {
-    let a = merge(a.iter().map(|&(j, w)| (j, f64::from(w))));
-    let b = merge(b.iter().map(|&(j, w)| (j, f64::from(w))));
-    let lookup = |list: &[(u16, f64)], joint| {
-        list.iter()
-            .find(|&&(j, _)| j == joint)
-            .map_or(0.0, |&(_, w)| w)
-    };
-    let inverse_sigma_sq = 1.0 / (f64::from(sigma) * f64::from(sigma));
-    let mut sum = 0.0;
-    for (x, &(j, wpj)) in a.iter().enumerate() {
-        for &(k, wpk) in &a[x + 1..] {
-            let (wvj, wvk) = (lookup(&b, j), lookup(&b, k));
-            sum += pair_term(wpj, wpk, wvj, wvk, inverse_sigma_sq);
-        }
-    }
-    sum
-}
-
-/// One `(j, k)` term of the similarity.
-#[inline]
-fn pair_term(wpj: f64, wpk: f64, wvj: f64, wvk: f64, inverse_sigma_sq: f64) -> f64 {
-    let d = wpj * wvk - wpk * wvj;
-    wpj * wpk * wvj * wvk * (-d * d * inverse_sigma_sq).exp()
-}
-
-/// Sorted by joint, repeated joints added, zero weights dropped.
-fn merge(entries: impl Iterator<Item = (u16, f64)>) -> Vec<(u16, f64)> {
-    let mut list: Vec<(u16, f64)> = entries.filter(|&(_, w)| w > 0.0).collect();
-    list.sort_by_key(|&(j, _)| j);
-    list.dedup_by(|later, kept| {
-        if later.0 == kept.0 {
-            kept.1 += later.1;
-            true
-        } else {
-            false
-        }
-    });
-    list
 }
 
 /// Computes every vertex's center of rotation (see the module docs). Allocates the result and
@@ -453,22 +354,6 @@ pub fn rotation_centers_with_progress(
     })
 }
 
-fn check_options(options: &CorOptions) -> Result<(), SkinError> {
-    let invalid = |option, value| Err(SkinError::InvalidCorOption { option, value });
-    if !(options.sigma.is_finite() && options.sigma > 0.0) {
-        return invalid("sigma", options.sigma);
-    }
-    if !(options.subdivision_epsilon.is_finite()
-        && options.subdivision_epsilon >= MIN_SUBDIVISION_EPSILON)
-    {
-        return invalid("subdivision_epsilon", options.subdivision_epsilon);
-    }
-    if !(options.weight_quantum.is_finite() && options.weight_quantum >= 0.0) {
-        return invalid("weight_quantum", options.weight_quantum);
-    }
-    Ok(())
-}
-
 /// Runs `work` over fixed chunks of `0..len`, `CHUNKS_PER_REPORT` chunks at a time (in parallel
 /// where enabled), hands each chunk's result to `merge` in chunk order, and after each batch
 /// calls `report` with the units done (once with 0 when `len` is 0). Stops, returning `false`,
@@ -524,25 +409,4 @@ fn run_chunks<T: Send>(
     work: impl Fn(usize) -> T + Sync,
 ) -> Vec<T> {
     chunks.map(work).collect()
-}
-
-/// Checks per-vertex centers: `expected` of them, each finite or [`NO_ROTATION_CENTER`].
-pub(crate) fn check_rotation_centers(centers: &[Vec3], expected: usize) -> Result<(), SkinError> {
-    if centers.len() != expected {
-        return Err(SkinError::AttributeLength {
-            attribute: "rotation_centers",
-            expected,
-            found: centers.len(),
-        });
-    }
-    if let Some(vertex) = centers
-        .iter()
-        .position(|c| !(c.is_finite() || (c.x.is_nan() && c.y.is_nan() && c.z.is_nan())))
-    {
-        return Err(SkinError::NonFiniteAttribute {
-            attribute: "rotation_centers",
-            vertex,
-        });
-    }
-    Ok(())
 }

@@ -1,22 +1,25 @@
-//! Skinning with centers of rotation, eight vertices at a time, from both blends.
+//! The CoR kernel of a block of eight vertices: the rotation of the sign-aligned dual
+//! quaternion blend about each vertex's center, which the 3x4 blend places.
 
 use std::arch::x86_64::*;
 
-use super::dual_quat::{self, block_pivots, on_non_rigid_joint, Rotation8};
-use super::lanes::{all8, load3x8, Block, LANES};
-use super::linear::{self, Linear8, RotationSigns};
-use crate::palette::PIVOT_SIGN_TABLE_MAX_JOINTS;
+use super::blend3x4::{self, Linear8, RotationSigns};
+use super::block::{block_pivots, on_non_rigid_joint, pivot_row, table_flips, Block};
+use super::dq_blend;
+use super::layout::{LANES, PIVOT_SIGN_TABLE_MAX_JOINTS};
+use super::loads::load3x8;
+use super::math::all8;
+use super::rotation::Rotation8;
 use crate::types::{Diagnostics, SkinOutputs};
 
 /// CoR of vertices `base .. base + 8`: the DQS blend's rotation `R` (normalized real part of
 /// the sign-aligned blend, the same pivot and flip count as DQS) and the LBS blend `M` of the
 /// 3x4s, then `v' = R v + (M p* − R p*)`, normals and tangents by `R`, as the scalar
 /// `CenterOfRotation` kernel; computed as `R (v − p*) + M p*`, one rotation per vertex instead
-/// of two (CoR with normals 1.04–1.05× by fastest calls, docs/bench.md "Latency"; the same
-/// value up to f32 rounding, which is smaller this way for vertices near their centers).
-/// Returns `false`, having written nothing, when a vertex of the block has no center, is
-/// unweighted, touches a residual, or blends to a zero rotation (the
-/// scalar kernel then takes the block, so those cases have one definition).
+/// of two (the same value up to f32 rounding, which is smaller this way for vertices near their
+/// centers). Returns `false`, having written nothing, when a vertex of the block has no center,
+/// is unweighted, touches a residual, or blends to a zero rotation (the scalar kernel then
+/// takes the block, so those cases have one definition).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>(
@@ -56,7 +59,7 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
 
 /// The rotations' real parts (not normalized), the 3x4 blend and the sign flips of vertices
 /// `base .. base + 8` from the two blends: the sign-aligned DQ blend (real parts only) and the
-/// LBS blend. `None` as `dual_quat::blend8`.
+/// LBS blend. `None` as `dq_blend::blend8`.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA.
@@ -67,10 +70,10 @@ unsafe fn separate_blends8<const K: usize, const R: bool>(
 ) -> Option<([__m256; 4], Linear8, usize)> {
     // SAFETY: the caller guarantees AVX2 and FMA.
     unsafe {
-        let (sum, flips) = dual_quat::blend8::<K, R, false>(block, base)?;
+        let (sum, flips) = dq_blend::blend8::<K, R, false>(block, base)?;
         let [rx, ry, rz, rw, ..] = sum;
         // Unreachable `None`: the DQ blend saw every weight sum above the minimum.
-        let m = linear::blend8::<K, true, false, false>(block, block.influences8::<K>(base))?;
+        let m = blend3x4::blend8::<K, true, false, false>(block, block.influences8::<K>(base))?;
         Some(([rx, ry, rz, rw], m, flips))
     }
 }
@@ -78,16 +81,14 @@ unsafe fn separate_blends8<const K: usize, const R: bool>(
 /// [`separate_blends8`] in one blend, for four or eight influences and a palette with a pivot
 /// sign table: each influence's 3x4 and quaternion share one cache line
 /// (`PreparedPalette::signed_entries`, the quaternion in the padding lanes), blended as
-/// sixteen floats by [`linear::blend_rows8`], the line with the quaternion negated where the
+/// sixteen floats by `blend3x4::blend_rows8`, the line with the quaternion negated where the
 /// table's entry (pivot joint, joint) says so, as DQS's table blend reads its negated dual
 /// quaternions; `Σw` from the weights (the padding lane that carries it for LBS holds the
-/// quaternion's w here). Against the two blends, CoR with normals 1.09–1.11× (four influences,
-/// 10k vertices), 1.06–1.10× (eight), 0.99–1.05× (four, 100k) when the weight's sign was
-/// flipped in the quaternion lanes instead of a negated line read (`tools/ozz-compare/ab.py`,
-/// bests and medians; docs/bench.md).
-/// The same blend in one `asm!` block per four influences (register-only addresses, as
-/// `dual_quat::blend4_signed`) retired 117 instructions per vertex instead of 100 (the
-/// addresses computed per influence, spilled pointers) and measured 0.99–1.10×: not kept.
+/// quaternion's w here). Against the two blends, CoR with normals 1.1× at 10k
+/// (`ab.py 15 "cor pn 4 10000 5000"` against a build without the lines; the measuring recipe
+/// is in `simd/mod.rs`). Written in `asm!` with register-only addresses (as
+/// `dq_table::blend4_signed`), the blend computes its addresses per influence and spills its
+/// pointers: not faster.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; `block.signed_entries` is not empty.
@@ -107,7 +108,7 @@ unsafe fn blend_with_rotations8<const K: usize, const R: bool>(
 }
 
 /// [`blend_with_rotations8`], counting the flips where `C` (else the call counts them once,
-/// `super::tallied_sign_flips`, and this returns 0).
+/// `flips::tallied_sign_flips`, and this returns 0).
 ///
 /// # Safety
 /// As [`blend_with_rotations8`].
@@ -134,30 +135,30 @@ unsafe fn blend_with_rotations8_counting<const K: usize, const R: bool, const C:
     let mut signs = RotationSigns {
         rows: std::array::from_fn(|l| {
             // SAFETY: the pivot is a joint inside the palette, so its row is in the table.
-            unsafe { dual_quat::pivot_row(table, pivots[l]) }
+            unsafe { pivot_row(table, pivots[l]) }
         }),
         count: 0,
     };
     // SAFETY: the caller guarantees AVX2 and FMA; the entries and the rows cover every joint of
     // the palette (asserted above).
     unsafe {
-        let blend = linear::blend_rows8::<K, C, true, false>(
+        let blend = blend3x4::blend_rows8::<K, C, true, false>(
             block,
             (joints8, weights8),
             block.signed_entries.as_ptr().cast(),
             Some(&mut signs),
         );
         let sum = if K == 4 {
-            linear::weight_sums4(weights8)
+            blend3x4::weight_sums4(weights8)
         } else {
-            linear::weight_sums8(weights8)
+            blend3x4::weight_sums8(weights8)
         };
-        if !linear::weighted8(block, sum) {
+        if !blend3x4::weighted8(block, sum) {
             return None;
         }
-        let weight_scale = linear::weight_scale8(block, sum);
+        let weight_scale = blend3x4::weight_scale8(block, sum);
         let flips = if C {
-            dual_quat::table_flips::<K>(block, base, pivots, zero_weights, signs.count)
+            table_flips::<K>(block, base, pivots, zero_weights, signs.count)
         } else {
             0
         };

@@ -2,14 +2,18 @@
 //!
 //! LBS with positions and normals, four influences, unit weight sums, palette byte offsets and
 //! no tangents: every whole block of a call in one `asm!` loop, expanded once reading the
-//! `Vec3` arrays and once the input's `VertexBlocks`. The generator's doc has the design.
+//! `Vec3` arrays and once the input's `VertexBlocks`. The generator's doc has the design; the
+//! loop's twin is the compiled driver loop (`driver::whole_blocks` without `ASM`), and
+//! `checkasm` tests the two against each other and the scalar reference.
 
 use std::arch::x86_64::*;
 
 use glam::Vec3;
 
-use super::lanes::{Block, FAST_NORMALIZE_WINDOW_BITS, LANES};
-use super::linear::DeferredNormals;
+use super::block::Block;
+use super::layout::LANES;
+use super::lbs::DeferredNormals;
+use super::math::FAST_NORMALIZE_WINDOW_BITS;
 use crate::types::{Diagnostics, SkinOutputs};
 
 /// The loop's constants, one 32-byte row each: the sign bit, the absolute-value mask, the
@@ -24,9 +28,9 @@ struct LoopConstants([[u32; 8]; 7]);
 /// # Safety
 /// The CPU has AVX2 and FMA; `block` is a range of an LBS call of this variant (four
 /// influences, every weight sum 1, `Block::linear_offsets` covering it), whose slices have the
-/// range's length and the outputs' (`drive_avx2`'s length check), with normals in and out;
-/// `block.position_blocks` and `block.normal_blocks` are empty or hold at least the range's
-/// whole blocks.
+/// range's length and the outputs' (`driver::drive_avx2`'s length check), with normals in and
+/// out; `block.position_blocks` and `block.normal_blocks` are empty or hold at least the
+/// range's whole blocks.
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn pn4_unit_blocks(
     block: &Block<'_>,

@@ -1,0 +1,200 @@
+//! A call's inputs: [`SkinInput`] over borrowed slices, checked when made, and the checks of
+//! vertex attributes it and [`crate::SkinMesh`] share.
+
+use std::cell::Cell;
+
+use glam::{Vec3, Vec4};
+
+use crate::error::SkinError;
+use crate::influences::Influences;
+use crate::vertex_blocks::VertexBlocks;
+
+thread_local! {
+    /// Full checks of a mesh's attributes made on this thread (see [`full_validations`]).
+    static FULL_VALIDATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many times this thread has checked a mesh's attributes in full (every position for
+/// finiteness): once per [`crate::SkinMesh::new`] and per [`SkinInput::new`]. For tests of the
+/// front doors, which must check a mesh once and not once per frame.
+#[must_use]
+pub fn full_validations() -> u64 {
+    FULL_VALIDATIONS.with(Cell::get)
+}
+
+/// Counts one full check of a mesh's attributes ([`full_validations`]).
+pub(crate) fn count_full_validation() {
+    FULL_VALIDATIONS.with(|count| count.set(count.get() + 1));
+}
+
+/// A mesh's skinning inputs over borrowed slices, checked when made: for one-off calls of
+/// [`crate::skin_into`]. A mesh skinned every frame is a [`crate::SkinMesh`], checked once.
+///
+/// Positions and normals are `Vec3`, tangents `Vec4` with `w` the handedness (±1), all in the
+/// bind pose (the space the inverse bind matrices map from), one per vertex of `influences`.
+#[derive(Debug, Clone, Copy)]
+pub struct SkinInput<'a> {
+    positions: &'a [Vec3],
+    normals: Option<&'a [Vec3]>,
+    tangents: Option<&'a [Vec4]>,
+    influences: &'a Influences,
+    rotation_centers: Option<&'a [Vec3]>,
+    vertex_blocks: Option<&'a VertexBlocks>,
+}
+
+impl<'a> SkinInput<'a> {
+    /// Checks lengths against `influences.vertex_count()` and that every value is finite.
+    ///
+    /// O(vertices) once; allocates nothing.
+    ///
+    /// # Errors
+    /// [`SkinError::AttributeLength`] and [`SkinError::NonFiniteAttribute`] (naming the vertex).
+    pub fn new(
+        positions: &'a [Vec3],
+        normals: Option<&'a [Vec3]>,
+        tangents: Option<&'a [Vec4]>,
+        influences: &'a Influences,
+    ) -> Result<Self, SkinError> {
+        count_full_validation();
+        let expected = influences.vertex_count();
+        check_attribute("positions", expected, positions)?;
+        if let Some(normals) = normals {
+            check_attribute("normals", expected, normals)?;
+        }
+        if let Some(tangents) = tangents {
+            check_attribute("tangents", expected, tangents)?;
+        }
+        Ok(Self {
+            positions,
+            normals,
+            tangents,
+            influences,
+            rotation_centers: None,
+            vertex_blocks: None,
+        })
+    }
+
+    /// Adds per-vertex centers of rotation, which [`crate::Method::CenterOfRotation`] needs (other
+    /// methods ignore them): one per vertex, in the bind-pose space of the positions, each
+    /// finite or [`crate::cor::NO_ROTATION_CENTER`] (NaN: no center, skinned by DQS). Usually
+    /// [`crate::cor::RotationCenters::centers`]. O(vertices) once; allocates nothing.
+    ///
+    /// # Errors
+    /// [`SkinError::AttributeLength`] (`"rotation_centers"`) for a count other than the vertex
+    /// count, [`SkinError::NonFiniteAttribute`] for a center with an infinity or NaN in only
+    /// some components.
+    pub fn with_rotation_centers(self, rotation_centers: &'a [Vec3]) -> Result<Self, SkinError> {
+        crate::cor::check_rotation_centers(rotation_centers, self.vertex_count())?;
+        Ok(Self {
+            rotation_centers: Some(rotation_centers),
+            ..self
+        })
+    }
+
+    /// An input over attributes a [`crate::SkinMesh`] has already checked, with the mesh's
+    /// blocks: no check here.
+    pub(crate) fn checked(
+        positions: &'a [Vec3],
+        normals: Option<&'a [Vec3]>,
+        tangents: Option<&'a [Vec4]>,
+        influences: &'a Influences,
+        rotation_centers: Option<&'a [Vec3]>,
+        vertex_blocks: &'a VertexBlocks,
+    ) -> Self {
+        Self {
+            positions,
+            normals,
+            tangents,
+            influences,
+            rotation_centers,
+            vertex_blocks: Some(vertex_blocks),
+        }
+    }
+
+    /// The mesh's blocks, where the input comes from a [`crate::SkinMesh`].
+    pub(crate) fn vertex_blocks(&self) -> Option<&'a VertexBlocks> {
+        self.vertex_blocks
+    }
+
+    /// Bind-pose positions.
+    #[must_use]
+    pub fn positions(&self) -> &'a [Vec3] {
+        self.positions
+    }
+
+    /// Bind-pose normals, if any.
+    #[must_use]
+    pub fn normals(&self) -> Option<&'a [Vec3]> {
+        self.normals
+    }
+
+    /// Bind-pose tangents (`w` = handedness), if any.
+    #[must_use]
+    pub fn tangents(&self) -> Option<&'a [Vec4]> {
+        self.tangents
+    }
+
+    /// The influences.
+    #[must_use]
+    pub fn influences(&self) -> &'a Influences {
+        self.influences
+    }
+
+    /// Per-vertex centers of rotation, if given (NaN where a vertex has none).
+    #[must_use]
+    pub fn rotation_centers(&self) -> Option<&'a [Vec3]> {
+        self.rotation_centers
+    }
+
+    /// Number of vertices.
+    #[must_use]
+    pub fn vertex_count(&self) -> usize {
+        self.positions.len()
+    }
+}
+
+/// A vertex attribute whose values can be checked for finiteness.
+pub(crate) trait FiniteValue {
+    /// Every component finite.
+    fn is_finite_value(&self) -> bool;
+}
+
+impl FiniteValue for Vec3 {
+    fn is_finite_value(&self) -> bool {
+        self.is_finite()
+    }
+}
+
+impl FiniteValue for Vec4 {
+    fn is_finite_value(&self) -> bool {
+        self.is_finite()
+    }
+}
+
+/// `values` has `expected` elements, all finite; errors name the attribute and the vertex.
+pub(crate) fn check_attribute<T: FiniteValue>(
+    attribute: &'static str,
+    expected: usize,
+    values: &[T],
+) -> Result<(), SkinError> {
+    check_length(attribute, expected, values.len())?;
+    match values.iter().position(|v| !v.is_finite_value()) {
+        Some(vertex) => Err(SkinError::NonFiniteAttribute { attribute, vertex }),
+        None => Ok(()),
+    }
+}
+
+pub(crate) fn check_length(
+    attribute: &'static str,
+    expected: usize,
+    found: usize,
+) -> Result<(), SkinError> {
+    if expected != found {
+        return Err(SkinError::AttributeLength {
+            attribute,
+            expected,
+            found,
+        });
+    }
+    Ok(())
+}

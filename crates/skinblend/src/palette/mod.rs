@@ -1,0 +1,398 @@
+//! Per-frame palette preparation: validation, and for DQS and CoR the rigid/residual split
+//! (`rigid_split.rs`) and the pivot sign table the SIMD kernels read.
+//!
+//! What is built depends only on the [`PaletteSpec`] (method and rigid tolerance): LBS palettes
+//! hold the 3x4 maps and no split; how a call runs ([`crate::RunOptions`]) is not stored here.
+
+use glam::{Affine3A, Mat4, Vec3};
+
+use crate::dual_quat::DualQuat;
+use crate::error::SkinError;
+use crate::rigid_split::{check_matrix, check_tolerance, is_rigid_checked, split_checked};
+use crate::simd::layout::{
+    LineAligned, SignedEntry, PIVOT_SIGN_TABLE_MAX_JOINTS, SIGNED_ENTRY_FLIP_BYTES,
+    SIGNED_ENTRY_STRIDE_BYTES,
+};
+use crate::types::{Method, PaletteSpec};
+
+/// A palette prepared once per frame for one [`PaletteSpec`]; [`crate::skin_into`] reads it.
+///
+/// For [`Method::Linear`] it holds each skin matrix as a 3x4 affine map and nothing else; for
+/// [`Method::DualQuaternion`] each joint's [`crate::RigidSplit`] as a dual quaternion, a rigid flag and
+/// the residual affine map; for [`Method::CenterOfRotation`] both (the 3x4 maps place each
+/// vertex's center, the split turns the vertex about it). It holds no run-time choice (threads,
+/// SIMD, renormalization: [`crate::RunOptions`]), so one palette serves every way of running.
+/// [`PreparedPalette::update`] re-prepares it for a new frame without allocating when the joint
+/// count is unchanged.
+#[derive(Debug, Clone)]
+pub struct PreparedPalette {
+    spec: PaletteSpec,
+    centers: Vec<Vec3>,
+    /// Each joint's 3x4 on its own cache line ([`LineAligned`]); read as `&[Affine3A]` through
+    /// [`PreparedPalette::linear_matrices`].
+    linear: Vec<LineAligned>,
+    pub(crate) dual_quats: Vec<DualQuat>,
+    pub(crate) residuals: Vec<Affine3A>,
+    pub(crate) rigid: Vec<bool>,
+    /// The largest column length of any joint's 3x3 in `linear` (0 when empty): with
+    /// non-negative weights summing to `Σw`, no column of a blended 3x3 is longer than
+    /// `Σw` times this, which lets the SIMD LBS kernel clear its singular test for a whole block
+    /// without computing each blend's column lengths.
+    pub(crate) largest_column_length: f32,
+    /// The shortest and the longest rotation part (`real`) of `dual_quats`
+    /// ([`real_length_range`]), from which the SIMD DQS and CoR kernels decide once per call
+    /// whether a blended rotation can be too short or too long to normalize.
+    pub(crate) real_length_range: (f32, f32),
+    /// The pivot sign table. DQS and CoR with at most [`PIVOT_SIGN_TABLE_MAX_JOINTS`] joints
+    /// (else empty): a row of [`PIVOT_SIGN_TABLE_MAX_JOINTS`] entries ([`PIVOT_ROW_BYTES`]) per
+    /// joint, whatever the joint count, so that a row's offset is `pivot << 8`, which
+    /// `Influences::pivots` holds for each vertex (entries past the joint count are 0 and never
+    /// read); entry `pivot · PIVOT_SIGN_TABLE_MAX_JOINTS + joint` is the byte offset in
+    /// `signed_entries` of `joint`'s entry aligned in sign with `pivot`: `joint ·`
+    /// [`SIGNED_ENTRY_STRIDE_BYTES`], plus [`SIGNED_ENTRY_FLIP_BYTES`] (the negated entry)
+    /// where `dual_quats[joint].real_dot(&dual_quats[pivot]) < 0` (the scalar kernel's sign
+    /// test with `pivot` as the vertex's pivot joint). The SIMD kernels read each influence's
+    /// entry through its pivot's row instead of dotting it with the pivot and negating it.
+    pub(crate) signed_offsets: Vec<u16>,
+    /// With the pivot sign table (else empty): per joint two 64-byte lines ([`SignedEntry`]),
+    /// what the method's SIMD kernel blends for it as prepared, then negated. DQS: the dual
+    /// quaternion (eight f32s; the rest zero). CoR: the joint's 3x4 of `linear` with its
+    /// rotation's quaternion (the real part of `dual_quats`) in the four padding lanes, `x`,
+    /// `y`, `z` in the columns' and `w` in the translation's, the negated line negating the
+    /// quaternion only; the SIMD CoR kernel blends both of its blends from one line per
+    /// influence.
+    pub(crate) signed_entries: Vec<SignedEntry>,
+    joint_count: usize,
+    non_rigid_joints: usize,
+}
+
+/// Fills `offsets` with the pivot sign table of `dual_quats` (see
+/// `PreparedPalette::signed_offsets`), or leaves it empty above
+/// [`PIVOT_SIGN_TABLE_MAX_JOINTS`]. Each dot is `(x·x' + z·z') + (y·y' + w·w')`, the grouping
+/// of glam's `Quat::dot` that [`DualQuat::real_dot`] (the scalar kernel's test) uses, so every
+/// entry decides as the scalar kernel does (test `pivot_sign_table_matches_real_dot`); written
+/// over the components copied apart so that the compiler vectorizes it. Allocates only the
+/// first time (or when the joint count grows).
+fn signed_offsets_into(dual_quats: &[DualQuat], offsets: &mut Vec<u16>) {
+    offsets.clear();
+    let joints = dual_quats.len();
+    if joints > PIVOT_SIGN_TABLE_MAX_JOINTS {
+        return;
+    }
+    let mut components = [[0.0f32; PIVOT_SIGN_TABLE_MAX_JOINTS]; 4];
+    for (j, dq) in dual_quats.iter().enumerate() {
+        for (c, value) in dq.real.to_array().into_iter().enumerate() {
+            components[c][j] = value;
+        }
+    }
+    let [x, y, z, w] = components.each_ref().map(|c| &c[..joints]);
+    offsets.reserve(joints * PIVOT_SIGN_TABLE_MAX_JOINTS);
+    // Entries past the joint count stay 0 (line 0: a valid offset, never read).
+    let mut row = [0u16; PIVOT_SIGN_TABLE_MAX_JOINTS];
+    for pivot in dual_quats {
+        let [px, py, pz, pw] = pivot.real.to_array();
+        for (j, offset) in row[..joints].iter_mut().enumerate() {
+            let dot = (x[j] * px + z[j] * pz) + (y[j] * py + w[j] * pw);
+            // Below 128 · 128 (asserted with the constants): the cast keeps every bit.
+            let line = (j * SIGNED_ENTRY_STRIDE_BYTES) as u16;
+            *offset = line
+                | if dot < 0.0 {
+                    SIGNED_ENTRY_FLIP_BYTES
+                } else {
+                    0
+                };
+        }
+        offsets.extend_from_slice(&row);
+    }
+}
+
+/// The shortest and the longest length of the rotation parts of `dual_quats`: `(∞, 0)` for
+/// none, `(NaN, NaN)` where one is not finite.
+pub(crate) fn real_length_range(dual_quats: &[DualQuat]) -> (f32, f32) {
+    let mut range = (f32::INFINITY, 0.0f32);
+    for dq in dual_quats {
+        let length = dq.real.length();
+        if !length.is_finite() {
+            return (f32::NAN, f32::NAN);
+        }
+        range = (range.0.min(length), range.1.max(length));
+    }
+    range
+}
+
+/// The largest column length of the 3x3 parts of `matrices` (0 for none).
+fn largest_column_length(matrices: &[Affine3A]) -> f32 {
+    matrices
+        .iter()
+        .map(|m| {
+            let m = m.matrix3;
+            m.x_axis
+                .length_squared()
+                .max(m.y_axis.length_squared())
+                .max(m.z_axis.length_squared())
+        })
+        .fold(0.0, f32::max)
+        .sqrt()
+}
+
+/// Validates `palette` (and `joint_centers`) and prepares it for `spec`: a [`PaletteSpec`], a
+/// [`Method`] (with the default rigid tolerance) or a `&`[`crate::SkinOptions`].
+///
+/// `joint_centers[j]` is joint `j`'s origin in the bind pose (the translation of
+/// `bind_from_joint`), about which the DQS residual acts; `None` means the origin for every
+/// joint. Allocates the prepared arrays; reuse them with [`PreparedPalette::update`].
+///
+/// # Errors
+/// [`SkinError::NonFiniteMatrix`], [`SkinError::NonAffineMatrix`] (naming the joint),
+/// [`SkinError::CenterCount`], [`SkinError::NonFiniteCenter`], [`SkinError::InvalidTolerance`].
+pub fn prepare(
+    palette: &[Mat4],
+    joint_centers: Option<&[Vec3]>,
+    spec: impl Into<PaletteSpec>,
+) -> Result<PreparedPalette, SkinError> {
+    let spec = spec.into();
+    check_tolerance(spec.rigid_tolerance)?;
+    let centers = match joint_centers {
+        None => Vec::new(),
+        Some(centers) => {
+            if centers.len() != palette.len() {
+                return Err(SkinError::CenterCount {
+                    expected: palette.len(),
+                    found: centers.len(),
+                });
+            }
+            if let Some(joint) = centers.iter().position(|c| !c.is_finite()) {
+                return Err(SkinError::NonFiniteCenter { joint });
+            }
+            centers.to_vec()
+        }
+    };
+    let method = spec.method;
+    let capacity = |used: bool| if used { palette.len() } else { 0 };
+    let mut prepared = PreparedPalette {
+        spec,
+        centers,
+        linear: Vec::with_capacity(capacity(method.uses_skin_matrices())),
+        dual_quats: Vec::with_capacity(capacity(method.uses_rigid_split())),
+        residuals: Vec::with_capacity(capacity(method.uses_rigid_split())),
+        rigid: Vec::with_capacity(capacity(method.uses_rigid_split())),
+        largest_column_length: 0.0,
+        real_length_range: real_length_range(&[]),
+        signed_offsets: Vec::new(),
+        signed_entries: Vec::new(),
+        joint_count: 0,
+        non_rigid_joints: 0,
+    };
+    prepared.update(palette)?;
+    Ok(prepared)
+}
+
+impl PreparedPalette {
+    /// Re-prepares for a new frame's `palette`, keeping the spec and centers.
+    ///
+    /// Allocates nothing when `palette` has no more joints than the palette prepared before.
+    /// On error the previous contents are cleared (the palette is empty, so skinning with it
+    /// reports [`SkinError::PaletteLength`] instead of using stale matrices). An LBS palette
+    /// builds no split: it only stores the 3x4 maps and counts the non-rigid joints (the
+    /// Gram–Schmidt test of the split, without its rotation, dual quaternion or residual).
+    ///
+    /// # Errors
+    /// [`SkinError::NonFiniteMatrix`], [`SkinError::NonAffineMatrix`], and
+    /// [`SkinError::CenterCount`] when centers were given for a different joint count.
+    pub fn update(&mut self, palette: &[Mat4]) -> Result<(), SkinError> {
+        self.linear.clear();
+        self.dual_quats.clear();
+        self.residuals.clear();
+        self.rigid.clear();
+        self.signed_offsets.clear();
+        self.signed_entries.clear();
+        self.largest_column_length = 0.0;
+        self.real_length_range = real_length_range(&[]);
+        self.joint_count = 0;
+        self.non_rigid_joints = 0;
+        if !self.centers.is_empty() && self.centers.len() != palette.len() {
+            return Err(SkinError::CenterCount {
+                expected: palette.len(),
+                found: self.centers.len(),
+            });
+        }
+        for (joint, matrix) in palette.iter().enumerate() {
+            check_matrix(joint, matrix)?;
+        }
+        let method = self.spec.method;
+        let tolerance = self.spec.rigid_tolerance;
+        if method.uses_skin_matrices() {
+            self.linear.extend(
+                palette
+                    .iter()
+                    .map(|matrix| LineAligned::new(Affine3A::from_mat4(*matrix))),
+            );
+            self.largest_column_length = largest_column_length(self.linear_matrices());
+        }
+        if method.uses_rigid_split() {
+            for (joint, matrix) in palette.iter().enumerate() {
+                let center = self.centers.get(joint).copied().unwrap_or(Vec3::ZERO);
+                let split = split_checked(matrix, center, tolerance);
+                self.non_rigid_joints += usize::from(split.residual.is_some());
+                self.dual_quats.push(split.dq);
+                self.residuals.push(split.residual_affine());
+                self.rigid.push(split.residual.is_none());
+            }
+            signed_offsets_into(&self.dual_quats, &mut self.signed_offsets);
+            self.real_length_range = real_length_range(&self.dual_quats);
+        } else {
+            self.non_rigid_joints = palette
+                .iter()
+                .filter(|matrix| !is_rigid_checked(matrix, tolerance))
+                .count();
+        }
+        self.fill_signed_entries();
+        self.joint_count = palette.len();
+        Ok(())
+    }
+
+    /// Prepares a palette given directly as rigid motions, for engines whose animation already
+    /// produces dual quaternions, for `spec` (as [`prepare`]). Each is normalized; its sign is
+    /// whatever the caller stored (the kernels align signs per vertex). Every joint is rigid.
+    /// Allocates the arrays.
+    ///
+    /// # Errors
+    /// [`SkinError::InvalidDualQuat`] (naming the joint), [`SkinError::InvalidTolerance`].
+    pub fn from_dual_quats(
+        dual_quats: &[DualQuat],
+        spec: impl Into<PaletteSpec>,
+    ) -> Result<Self, SkinError> {
+        let spec = spec.into();
+        check_tolerance(spec.rigid_tolerance)?;
+        let mut prepared = Self {
+            spec,
+            centers: Vec::new(),
+            linear: Vec::new(),
+            dual_quats: Vec::new(),
+            residuals: Vec::new(),
+            rigid: Vec::new(),
+            largest_column_length: 0.0,
+            real_length_range: real_length_range(&[]),
+            signed_offsets: Vec::new(),
+            signed_entries: Vec::new(),
+            joint_count: dual_quats.len(),
+            non_rigid_joints: 0,
+        };
+        for (joint, dq) in dual_quats.iter().enumerate() {
+            let finite = dq.real.is_finite() && dq.dual.is_finite();
+            let Some(unit) = dq.normalized().filter(|_| finite) else {
+                return Err(SkinError::InvalidDualQuat { joint });
+            };
+            if spec.method.uses_skin_matrices() {
+                prepared
+                    .linear
+                    .push(LineAligned::new(Affine3A::from_rotation_translation(
+                        unit.rotation(),
+                        unit.translation(),
+                    )));
+            }
+            if spec.method.uses_rigid_split() {
+                prepared.dual_quats.push(unit);
+                prepared.residuals.push(Affine3A::IDENTITY);
+                prepared.rigid.push(true);
+            }
+        }
+        prepared.largest_column_length = largest_column_length(prepared.linear_matrices());
+        prepared.real_length_range = real_length_range(&prepared.dual_quats);
+        signed_offsets_into(&prepared.dual_quats, &mut prepared.signed_offsets);
+        prepared.fill_signed_entries();
+        Ok(prepared)
+    }
+
+    /// What this palette was prepared for (method and rigid tolerance).
+    #[must_use]
+    pub fn spec(&self) -> &PaletteSpec {
+        &self.spec
+    }
+
+    /// The method this palette was prepared for.
+    #[must_use]
+    pub fn method(&self) -> Method {
+        self.spec.method
+    }
+
+    /// Number of joints prepared.
+    #[must_use]
+    pub fn joint_count(&self) -> usize {
+        self.joint_count
+    }
+
+    /// Fills `signed_entries` for a DQS or CoR palette with a pivot sign table (the SIMD
+    /// kernels' path); leaves it empty otherwise.
+    fn fill_signed_entries(&mut self) {
+        if self.signed_offsets.is_empty() {
+            return;
+        }
+        match self.spec.method {
+            Method::Linear => {}
+            Method::DualQuaternion => {
+                for dq in &self.dual_quats {
+                    self.signed_entries.push(SignedEntry::dual_quat(dq));
+                    self.signed_entries
+                        .push(SignedEntry::dual_quat(&dq.negated()));
+                }
+            }
+            Method::CenterOfRotation => {
+                for (matrix, dq) in self.linear.iter().zip(&self.dual_quats) {
+                    for rotation in [dq.real, -dq.real] {
+                        let entry = SignedEntry::rotation_lanes(&matrix.0, rotation);
+                        self.signed_entries.push(entry);
+                    }
+                }
+            }
+        }
+    }
+
+    /// LBS and CoR: each joint's skin matrix as a 3x4 affine map (empty for DQS palettes).
+    #[must_use]
+    pub fn linear_matrices(&self) -> &[Affine3A] {
+        // SAFETY: `LineAligned` is `repr(C)` around one `Affine3A` and has its size (asserted
+        // above), so the elements of `self.linear` are `Affine3A`s at a stride of their size;
+        // the slice borrows `self`.
+        unsafe { std::slice::from_raw_parts(self.linear.as_ptr().cast(), self.linear.len()) }
+    }
+
+    /// The joints' 3x4s, for tests that poison their padding lanes.
+    #[cfg(test)]
+    pub(crate) fn linear_matrices_mut(&mut self) -> &mut [Affine3A] {
+        // SAFETY: as in `linear_matrices`, borrowing `self` mutably.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.linear.as_mut_ptr().cast(), self.linear.len())
+        }
+    }
+
+    /// DQS and CoR: each joint's rigid part, a unit dual quaternion (empty for LBS palettes).
+    #[must_use]
+    pub fn dual_quats(&self) -> &[DualQuat] {
+        &self.dual_quats
+    }
+
+    /// DQS and CoR: each joint's residual as the affine map `p ↦ S p + (c − S c)`; the
+    /// identity for a rigid joint (empty for LBS palettes).
+    #[must_use]
+    pub fn residuals(&self) -> &[Affine3A] {
+        &self.residuals
+    }
+
+    /// DQS and CoR: whether each joint is rigid (its residual is exactly skipped).
+    #[must_use]
+    pub fn rigid_flags(&self) -> &[bool] {
+        &self.rigid
+    }
+
+    /// Joints whose matrix is not a rigid motion within the rigid tolerance (scale, shear,
+    /// reflection or degenerate). Counted for every method; only DQS and CoR need their
+    /// residual.
+    #[must_use]
+    pub fn non_rigid_joints(&self) -> usize {
+        self.non_rigid_joints
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,1 @@
+//! Every `asm!` routine against its intrinsics twin and a scalar model (placeholder).

@@ -1,0 +1,45 @@
+//! The DQS kernel of a block of eight vertices: the sign-aligned blend, normalized, applied as
+//! a rigid motion.
+
+use std::arch::x86_64::*;
+
+use super::block::Block;
+use super::dq_blend::blend8;
+use super::math::cross8;
+use super::rotation::Rotation8;
+use crate::types::{Diagnostics, SkinOutputs};
+
+/// DQS of vertices `base .. base + 8`. Returns `false`, having written nothing, when a vertex
+/// of the block is unweighted, touches a residual, or blends to a zero rotation.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>(
+    block: &Block<'_>,
+    outputs: &mut SkinOutputs<'_>,
+    base: usize,
+    diagnostics: &mut Diagnostics,
+) -> bool {
+    // SAFETY: this function runs only where AVX2 and FMA are enabled.
+    let Some((sum, flips)) = (unsafe { blend8::<K, R, true>(block, base) }) else {
+        return false;
+    };
+    let [rx, ry, rz, rw, dx, dy, dz, dw] = sum;
+    let Some(rotation) = Rotation8::from_real(block, [rx, ry, rz, rw]) else {
+        return false;
+    };
+    diagnostics.sign_flips += flips;
+    // The translation of the normalized blend: 2 (w vε − wε v + v×vε) / |(v, w)|², bilinear in
+    // the real and the dual part.
+    let (v, w, ve) = (rotation.v, rotation.w, [dx, dy, dz]);
+    let c = cross8(v, ve);
+    let mut translation = [_mm256_setzero_ps(); 3];
+    for a in 0..3 {
+        translation[a] = _mm256_mul_ps(
+            rotation.two_over_norm,
+            _mm256_add_ps(_mm256_fmsub_ps(w, ve[a], _mm256_mul_ps(dw, v[a])), c[a]),
+        );
+    }
+    // SAFETY: this function runs only where AVX2 and FMA are enabled.
+    unsafe { rotation.apply::<N, T>(block, outputs, base, translation, None) };
+    true
+}

@@ -1,0 +1,323 @@
+//! The driver loop every AVX2 kernel runs in: the table of its monomorphized variants, the walk
+//! over a range in blocks of eight, and the hand-over to the scalar kernel of whatever a block
+//! kernel declines and of the range's tail.
+
+use glam::{Vec3, Vec4};
+
+use super::block::{tallied_flips, Block};
+use super::cpu::Avx2Fma;
+use super::layout::BLOCK_VERTICES;
+use super::{cor, dqs, lbs, lbs_loop};
+use crate::input::SkinInput;
+use crate::palette::PreparedPalette;
+use crate::reference::skin_range;
+use crate::types::{Method, RangeCounts, SkinOutputs};
+
+/// One variant of the driver loop, as [`table`] hands it out: skins vertices `first_vertex ..`
+/// of the input into `outputs` (lengths already checked; the `bool` is
+/// [`crate::RunOptions::renormalize`]). Only a CPU with AVX2 and FMA runs it: the token says so.
+pub(super) type Avx2Kernel =
+    fn(Avx2Fma, &SkinInput<'_>, &PreparedPalette, bool, usize, SkinOutputs<'_>) -> RangeCounts;
+
+/// Method codes for the driver's const parameter.
+pub(super) const LINEAR: u8 = 0;
+const DUAL_QUATERNION: u8 = 1;
+const CENTER_OF_ROTATION: u8 = 2;
+
+/// The variant for one call; `K = 0` is the any-`k` variant. `R`: for DQS and CoR the palette
+/// without a non-rigid joint (they then skip the per-vertex residual test); for LBS every
+/// weight sum 1 (`policy::unit_weight_sums`: the blocks test no flag).
+pub(super) fn table(
+    method: Method,
+    normals: bool,
+    tangents: bool,
+    k: usize,
+    rigid: bool,
+) -> Avx2Kernel {
+    macro_rules! by_k {
+        ($m:expr, $n:literal, $t:literal, $r:literal) => {
+            match k {
+                1 => drive::<{ $m }, 1, $n, $t, $r> as Avx2Kernel,
+                2 => drive::<{ $m }, 2, $n, $t, $r>,
+                4 => drive::<{ $m }, 4, $n, $t, $r>,
+                8 => drive::<{ $m }, 8, $n, $t, $r>,
+                _ => drive::<{ $m }, 0, $n, $t, $r>,
+            }
+        };
+    }
+    macro_rules! by_attributes {
+        ($m:expr, $r:literal) => {
+            match (normals, tangents) {
+                (false, false) => by_k!($m, false, false, $r),
+                (true, false) => by_k!($m, true, false, $r),
+                (false, true) => by_k!($m, false, true, $r),
+                (true, true) => by_k!($m, true, true, $r),
+            }
+        };
+    }
+    match (method, rigid) {
+        (Method::Linear, true) => by_attributes!(LINEAR, true),
+        (Method::Linear, false) => by_attributes!(LINEAR, false),
+        (Method::DualQuaternion, true) => by_attributes!(DUAL_QUATERNION, true),
+        (Method::DualQuaternion, false) => by_attributes!(DUAL_QUATERNION, false),
+        (Method::CenterOfRotation, true) => by_attributes!(CENTER_OF_ROTATION, true),
+        (Method::CenterOfRotation, false) => by_attributes!(CENTER_OF_ROTATION, false),
+    }
+}
+
+/// DQS calls on meshes of at least this many vertices prefetch their inputs
+/// [`PREFETCH_AHEAD_VERTICES`] ahead, in every piece (the whole mesh counts, not the piece a
+/// thread skins: what the call sweeps decides whether its streams come from memory rather than
+/// cache). There DQS's longer chain per block leaves fewer loads in flight than LBS's: DQS with
+/// normals at 1M vertices 1.09× (`ab.py 11 "dq pn 4 1000000 100"` against a build without the
+/// prefetch; the measuring recipe is in `simd/mod.rs`), where every other method, and DQS at
+/// 100k, ran slower with it.
+const PREFETCH_MIN_VERTICES: usize = 1 << 18;
+
+/// How far ahead [`prefetch_inputs`] reads.
+const PREFETCH_AHEAD_VERTICES: usize = 128;
+
+/// An entry of the [`table`]: [`drive_avx2`], which the token lets it call.
+fn drive<const M: u8, const K: usize, const N: bool, const T: bool, const R: bool>(
+    _: Avx2Fma,
+    input: &SkinInput<'_>,
+    palette: &PreparedPalette,
+    renormalize: bool,
+    first_vertex: usize,
+    outputs: SkinOutputs<'_>,
+) -> RangeCounts {
+    // SAFETY: the token proves AVX2 and FMA (only `Avx2Fma::detect` makes one).
+    unsafe { drive_avx2::<M, K, N, T, R>(input, palette, renormalize, first_vertex, outputs) }
+}
+
+/// The one driver loop: whole blocks by the method's block kernel, anything it declines and
+/// the tail by the scalar kernel, with the range's counts (`flips` says how they add up to the
+/// call's).
+#[target_feature(enable = "avx2,fma")]
+fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R: bool>(
+    input: &SkinInput<'_>,
+    palette: &PreparedPalette,
+    renormalize: bool,
+    first_vertex: usize,
+    mut outputs: SkinOutputs<'_>,
+) -> RangeCounts {
+    let mut counts = RangeCounts::default();
+    let count = outputs.positions.len();
+    if M == CENTER_OF_ROTATION && input.rotation_centers().is_none() {
+        // `skin_into` refuses CoR without centers; keep one definition regardless.
+        counts.counted = skin_range(input, palette, renormalize, first_vertex, outputs);
+        return counts;
+    }
+    let block = Block::new::<K>(input, palette, renormalize, first_vertex, count);
+    // LBS: every slice a block indexes is the range's length (as `Block::new` and `skin_into`
+    // made them), stated once so that the compiler folds the blocks' bounds checks. Not for DQS
+    // and CoR, which run slower with it. Were one longer, the scalar kernel would take the
+    // range. LBS's positions-only kernel then reads the blocks' slices unchecked
+    // (`lbs_positions::positions4`), so the slot count must not wrap.
+    let k = block.k::<K>();
+    let slots = count.checked_mul(k);
+    let lengths_agree = M != LINEAR
+        || block.positions.len() == count
+            && slots.is_some_and(|slots| {
+                block.joints.len() == slots
+                    && block.weights.len() == slots
+                    && (block.linear_offsets.is_empty() || block.linear_offsets.len() == slots)
+            })
+            && block.normals.is_none_or(|n| n.len() == count)
+            && block.tangents.is_none_or(|t| t.len() == count)
+            && outputs.normals.as_deref().is_none_or(|n| n.len() == count)
+            && outputs.tangents.as_deref().is_none_or(|t| t.len() == count);
+    if !lengths_agree {
+        counts.counted = skin_range(input, palette, renormalize, first_vertex, outputs);
+        return counts;
+    }
+    // A build with `--cfg skinblend_intrinsics` runs the compiled twin of the `asm!` loop.
+    const ASM: bool = !cfg!(skinblend_intrinsics);
+    // LBS: the palette entries by the mesh's byte offsets where it has them
+    // (`Influences::linear_offsets`), else by shifted joints.
+    let run = Run {
+        input,
+        palette,
+        renormalize,
+        first_vertex,
+        block: &block,
+    };
+    let base = if M == LINEAR && !block.linear_offsets.is_empty() {
+        // SAFETY: `lengths_agree` holds, for LBS the lengths `whole_blocks` needs.
+        unsafe { whole_blocks::<M, K, N, T, R, true, ASM>(&run, &mut outputs, &mut counts) }
+    } else {
+        // SAFETY: as above.
+        unsafe { whole_blocks::<M, K, N, T, R, false, ASM>(&run, &mut outputs, &mut counts) }
+    };
+    if base < count {
+        run.scalar_range(&mut outputs, base..count, &mut counts);
+    }
+    counts
+}
+
+/// What [`drive_avx2`]'s helpers share: the call's arguments and the range's [`Block`].
+pub(super) struct Run<'r, 'a> {
+    pub(super) input: &'r SkinInput<'a>,
+    pub(super) palette: &'r PreparedPalette,
+    pub(super) renormalize: bool,
+    pub(super) first_vertex: usize,
+    pub(super) block: &'r Block<'a>,
+}
+
+impl Run<'_, '_> {
+    /// Skins vertices `range` of the outputs (input vertices `first_vertex + range`) with the
+    /// scalar kernel, adding its counts, and, where the call tallies sign flips
+    /// (`flips::flip_tally`), the tally's flips of those vertices to
+    /// `RangeCounts::tallied_flips_recounted` (the scalar kernel counted them again).
+    pub(super) fn scalar_range(
+        &self,
+        outputs: &mut SkinOutputs<'_>,
+        range: std::ops::Range<usize>,
+        counts: &mut RangeCounts,
+    ) {
+        counts.tallied_flips_recounted += tallied_flips(self.block, range.clone());
+        let part = SkinOutputs {
+            positions: &mut outputs.positions[range.clone()],
+            normals: outputs
+                .normals
+                .as_deref_mut()
+                .map(|n| &mut n[range.clone()]),
+            tangents: outputs
+                .tangents
+                .as_deref_mut()
+                .map(|t| &mut t[range.clone()]),
+        };
+        let scalar = skin_range(
+            self.input,
+            self.palette,
+            self.renormalize,
+            self.first_vertex + range.start,
+            part,
+        );
+        counts.counted.add(&scalar);
+    }
+}
+
+/// The driver loop's whole blocks of `run.block` (of [`drive_avx2`]), into `outputs`; returns
+/// the first vertex of the range left (the last `len % 8`). `OFFSETS`: LBS addresses its
+/// palette entries by `Block::linear_offsets` (which the caller has seen cover the range). One
+/// loop per way of addressing, so that no block tests which. `ASM`: the variant that has one
+/// runs the hand-written loop (`lbs_loop`); without, its compiled twin, the loop below.
+///
+/// # Safety
+/// For LBS, the block's slices have the lengths of `outputs` (`k` slots per vertex for the
+/// influences): [`drive_avx2`]'s length check.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn whole_blocks<
+    const M: u8,
+    const K: usize,
+    const N: bool,
+    const T: bool,
+    const R: bool,
+    const OFFSETS: bool,
+    const ASM: bool,
+>(
+    run: &Run<'_, '_>,
+    outputs: &mut SkinOutputs<'_>,
+    counts: &mut RangeCounts,
+) -> usize {
+    let block = run.block;
+    if ASM && M == LINEAR && K == 4 && N && !T && R && OFFSETS {
+        // The variant `skinblend bench` measures, as one hand-written loop
+        // (tools/codegen/lbs_loop.py).
+        // SAFETY: AVX2 and FMA (this function's features); the caller's length contract,
+        // which for LBS covers the normals in and out; `Block::new` made the vertex
+        // blocks empty or the range's.
+        return unsafe { lbs_loop::pn4_unit_blocks(block, outputs, &mut counts.counted) };
+    }
+    let count = outputs.positions.len();
+    let mut base = 0;
+    let prefetch = M == DUAL_QUATERNION && run.input.vertex_count() >= PREFETCH_MIN_VERTICES;
+    // LBS's normals of the block before (`lbs::DeferredNormals`).
+    let mut deferred_normals = None;
+    while base + BLOCK_VERTICES <= count {
+        if prefetch {
+            prefetch_inputs::<K>(block, base + PREFETCH_AHEAD_VERTICES);
+        }
+        let diagnostics = &mut counts.counted;
+        let done = match M {
+            // SAFETY: `base + 8 <= count`, the range's length, which the block's slices
+            // have (the caller's contract).
+            LINEAR => unsafe {
+                lbs::block::<K, N, T, R, OFFSETS>(
+                    block,
+                    outputs,
+                    base,
+                    diagnostics,
+                    &mut deferred_normals,
+                )
+            },
+            DUAL_QUATERNION => dqs::block::<K, N, T, R>(block, outputs, base, diagnostics),
+            _ => cor::block::<K, N, T, R>(block, outputs, base, diagnostics),
+        };
+        if !done {
+            // The scalar kernel counts these vertices' flips itself.
+            run.scalar_range(outputs, base..base + BLOCK_VERTICES, counts);
+        }
+        base += BLOCK_VERTICES;
+    }
+    if let (Some(deferred), Some(out), Some(inputs)) = (
+        deferred_normals.take(),
+        outputs.normals.as_deref_mut(),
+        block.normals,
+    ) {
+        // SAFETY: the normals of a block of the range, whose length both slices have
+        // (the caller's contract).
+        unsafe { deferred.store::<K, R, OFFSETS>(block, out, inputs, &mut counts.counted) };
+    }
+    base
+}
+
+/// Asks the cache for vertex `vertex`'s inputs (positions, normals, tangents, joints, weights,
+/// pivot words): a hint, which reads nothing and cannot fault, so `vertex` may lie past the end.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn prefetch_inputs<const K: usize>(block: &Block<'_>, vertex: usize) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    let k = block.k::<K>();
+    // Every 64 bytes of each stream's span for the block from `vertex` on (a line the span
+    // ends in is the next block's first).
+    let lines = |p: *const u8, bytes: usize| {
+        for offset in (0..bytes).step_by(64) {
+            // A hint: it reads nothing and faults on no address.
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(offset).cast());
+        }
+    };
+    let span = |element_bytes: usize| BLOCK_VERTICES * element_bytes;
+    lines(
+        block.positions.as_ptr().wrapping_add(vertex).cast(),
+        span(size_of::<Vec3>()),
+    );
+    if let Some(normals) = block.normals {
+        lines(
+            normals.as_ptr().wrapping_add(vertex).cast(),
+            span(size_of::<Vec3>()),
+        );
+    }
+    if let Some(tangents) = block.tangents {
+        lines(
+            tangents.as_ptr().wrapping_add(vertex).cast(),
+            span(size_of::<Vec4>()),
+        );
+    }
+    lines(
+        block.joints.as_ptr().wrapping_add(vertex * k).cast(),
+        span(k * size_of::<u16>()),
+    );
+    lines(
+        block.weights.as_ptr().wrapping_add(vertex * k).cast(),
+        span(k * size_of::<f32>()),
+    );
+    if !block.pivots.is_empty() {
+        lines(
+            block.pivots.as_ptr().wrapping_add(vertex).cast(),
+            span(size_of::<u16>()),
+        );
+    }
+}

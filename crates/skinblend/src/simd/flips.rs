@@ -1,0 +1,100 @@
+//! The call's sign-flip tally: where the DQS and CoR kernels read the pivot sign table, the
+//! flips of the mesh's whole blocks counted once per call from the mesh's pivot pair counts,
+//! instead of once per influence.
+//!
+//! How the tally and the pieces of a call add up to the exact count: each piece counts exactly
+//! the flips of the vertices it counts itself (the scalar kernel's, and the blocks blended
+//! without the table), and exactly the tally's flips of the blocks it gave the scalar kernel
+//! (`RangeCounts::tallied_flips_recounted`, which `Block::tallied_flips` reads from the table);
+//! the call sums the pieces and then takes those recounted flips out of the tally once
+//! (`RangeCounts::into_diagnostics`). Every count is a sum of non-negative terms; the one
+//! subtraction takes a part of the tally out of the tally.
+
+use super::cpu::Avx2Fma;
+use super::layout::{PIVOT_SIGN_TABLE_MAX_JOINTS, SIGNED_ENTRY_FLIP_BYTES};
+use crate::input::SkinInput;
+use crate::palette::PreparedPalette;
+use crate::types::Method;
+
+/// The pair counts from which this call's SIMD kernel counts its sign flips once per call
+/// (`Influences::pivot_pair_counts`), or `None` where the kernel counts them per influence: the
+/// DQS and CoR kernels that read the palette's pivot sign table (four or eight influences per
+/// vertex, at most `PIVOT_SIGN_TABLE_MAX_JOINTS` joints; CoR with centers) do so when the mesh
+/// has the counts. Against a vector add per influence, SIMD DQS with normals 1.05× at 100k
+/// vertices (`ab.py 15 "dq pn 4 100000 500"` against a build that counts per influence; the
+/// measuring recipe is in `simd/mod.rs`).
+pub(super) fn flip_tally<'a>(
+    input: &SkinInput<'a>,
+    palette: &PreparedPalette,
+) -> Option<&'a [u32]> {
+    let counts = input.influences().pivot_pair_counts();
+    let table_blend = match palette.method() {
+        Method::Linear => false,
+        Method::DualQuaternion => !palette.signed_entries.is_empty(),
+        Method::CenterOfRotation => {
+            !palette.signed_entries.is_empty() && input.rotation_centers().is_some()
+        }
+    };
+    (table_blend && !counts.is_empty()).then_some(counts)
+}
+
+/// The sign flips of the vertices `Influences::pivot_pair_counts` counts, under this palette's
+/// pivot sign table: the count of each `(pivot joint, joint)` pair whose entry is a flip,
+/// summed (0 where [`flip_tally`] is `None`). Reads `joint_count²` entries once per call.
+pub(super) fn tallied_sign_flips(
+    avx2_fma: Avx2Fma,
+    input: &SkinInput<'_>,
+    palette: &PreparedPalette,
+) -> usize {
+    let Some(counts) = flip_tally(input, palette) else {
+        return 0;
+    };
+    let joints = input.influences().joint_count();
+    // Rows of the table are `PIVOT_SIGN_TABLE_MAX_JOINTS` long, at least the mesh's joints.
+    let table_row = PIVOT_SIGN_TABLE_MAX_JOINTS;
+    let offsets = &palette.signed_offsets;
+    // SAFETY: the token proves AVX2 (`Avx2Fma::detect`).
+    let flips = unsafe { flipped_count_avx2(avx2_fma, counts, offsets, joints, table_row) };
+    flips as usize
+}
+
+/// [`flipped_count`], compiled for AVX2: eight entries per instruction, not SSE2's four.
+#[target_feature(enable = "avx2")]
+fn flipped_count_avx2(
+    _: Avx2Fma,
+    counts: &[u32],
+    offsets: &[u16],
+    joints: usize,
+    table_row: usize,
+) -> u32 {
+    flipped_count(counts, offsets, joints, table_row)
+}
+
+/// The sum of the `counts` (rows of `joints`) whose entry in `offsets` (the pivot sign table,
+/// rows of `table_row`) is a flip. In u32, eight entries to a register: the counts add up to
+/// at most the mesh's slot count, which `Influences::pivot_pair_counts` checked fits a u32.
+#[inline(always)]
+fn flipped_count(counts: &[u32], offsets: &[u16], joints: usize, table_row: usize) -> u32 {
+    let row = |counts: &[u32], offsets: &[u16]| {
+        counts
+            .iter()
+            .zip(offsets)
+            .map(|(&count, &offset)| {
+                if offset & SIGNED_ENTRY_FLIP_BYTES != 0 {
+                    count
+                } else {
+                    0
+                }
+            })
+            .sum::<u32>()
+    };
+    if table_row == joints {
+        // One loop over the whole table (no sum across the lanes per row).
+        return row(counts, offsets);
+    }
+    counts
+        .chunks_exact(joints)
+        .zip(offsets.chunks_exact(table_row))
+        .map(|(counts, offsets)| row(counts, offsets))
+        .sum()
+}
