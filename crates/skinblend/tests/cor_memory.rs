@@ -297,7 +297,7 @@ fn lumping_moves_random_weight_centers_by_a_stated_amount() {
 }
 
 /// Smooth weights fit the default budget with room to spare: no triangle is lumped, so their
-/// centers are the full quadrature's (`tests/cor.rs` checks those values).
+/// centers are the full quadrature's (`tests/cor_precompute.rs` checks those values).
 #[test]
 fn smooth_fixtures_keep_the_full_quadrature() {
     let _one_at_a_time = MEASURING.lock().unwrap_or_else(|e| e.into_inner());

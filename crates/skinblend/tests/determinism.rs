@@ -1,6 +1,6 @@
 //! Determinism: the same inputs give the same bits, whatever the thread count, however often
 //! and in whichever process they run. (SIMD against scalar is not bit-identical, by design:
-//! fused multiply-adds and another summation order. `tests/simd.rs` holds it within its named
+//! fused multiply-adds and another summation order. `tests/simd_*.rs` hold it within their named
 //! tolerance `SIMD_VS_SCALAR`.)
 
 mod common;

@@ -18,7 +18,7 @@ pub const MIN_SUBDIVISION_EPSILON: f32 = 1.0 / 128.0;
 ///
 /// A cluster uses its members' area-weighted mean weights, so its error is second order in the
 /// spread; measured on the fixtures the centers move by under 1e-5 of the mesh size against
-/// exact clustering (`tests/cor.rs`), while a painted 100k-vertex mesh needs it to finish in
+/// exact clustering (`tests/cor_precompute.rs`), while a painted 100k-vertex mesh needs it to finish in
 /// seconds rather than minutes. 0 merges only bit-identical weights.
 pub const DEFAULT_WEIGHT_QUANTUM: f32 = 1.0 / 1024.0;
 

@@ -13,7 +13,7 @@ use crate::reference::SINGULAR_RELATIVE;
 /// vertices `Influences::from_lists` renormalizes, the benchmark rig's) sum to 1 within about
 /// `2k` roundings of 2⁻²⁴, inside it for up to eight influences. Dividing by such a sum would
 /// move a blended position by at most 2⁻²⁰ of its length, a tenth of `SIMD_VS_SCALAR`
-/// (`tests/simd.rs`), and the normals and tangents not at all (they are normalized and the
+/// (`tests/simd_*.rs`), and the normals and tangents not at all (they are normalized and the
 /// singular test is scale-free); skipping it saves a division and three multiplies per block of
 /// eight (LBS with normals) or the weight sums and a multiply per vertex (positions only).
 pub(super) const UNIT_WEIGHT_SUM_BAND: f32 = 1.0 / 1_048_576.0;
@@ -94,7 +94,7 @@ pub(super) fn unit_singular_bound(k: usize, weight_sums: (f32, f32), largest: f3
 
 /// Weight sums inside which LBS's normals and tangents take the blend of the stored weights as
 /// it is: its cofactors scale as `Σw²`, its determinant as `Σw³` and the normal's squared
-/// length as `Σw⁴`, which underflow or overflow far from 1 (every normal of `tests/simd.rs`'s
+/// length as `Σw⁴`, which underflow or overflow far from 1 (every normal of `tests/simd_variants.rs`'s
 /// `tiny_and_huge_weight_sums` came out wrong, the input's or reversed, at sums of 2⁻⁴⁰ and
 /// 2⁴⁰; right at 2⁻³⁰ and 2³⁰).
 const SCALE_FREE_WEIGHT_SUMS: (f32, f32) = (1.0 / 1024.0, 1024.0);

@@ -3,6 +3,9 @@
 //! dual quaternion algebra by quaternion products, matrix inverses for normals).
 #![allow(dead_code)]
 
+pub mod cor;
+pub mod simd;
+
 use glam::{DMat3, DMat4, DQuat, DVec3, Mat4, Vec3, Vec4};
 use skinblend::Influences;
 
