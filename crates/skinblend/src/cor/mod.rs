@@ -70,7 +70,7 @@
 //! influence per vertex, plus 1 MiB, counted in bytes asked of the allocator (its result
 //! included, its inputs not): 1.23 GB (12.2 kB per vertex) for 100k vertices with four
 //! influences of 64 joints and 200k triangles. Measured by `cargo test --release -p skinblend
-//! --test cor_memory -- --nocapture` on two cores (an Intel Xeon VM, shared, load 3) on random
+//! --test cor_memory -- --nocapture` on a shared two-core machine, on random
 //! weights, all lumped in the end: 100 489 vertices and 199 712 triangles in 2.8–3.3 s (28–33 µs
 //! per vertex), peak 177 MB (1.8 kB per vertex); 20 164 vertices in 1.0 s, peak 171 MB. Most of
 //! the peak and a second of the time is the full quadrature's attempt filling its share of the

@@ -283,11 +283,12 @@ pub(super) fn is_flip(offset: u16) -> bool {
     offset & SIGNED_ENTRY_FLIP_BYTES != 0
 }
 
-/// The sign flips that the call's tally (`super::tallied_sign_flips`) counts for the vertices
+/// The sign flips that the call's tally (`flips::tallied_sign_flips`) counts for the vertices
 /// `range` of the block's range: those of the range's first `tallied_vertices`, each vertex's
 /// positively weighted influences whose entry in its pivot joint's row of the table is a flip
-/// (0 where the call does not tally). The driver takes these back where it sends vertices to
-/// the scalar kernel, which counts its own.
+/// (0 where the call does not tally). The driver adds them to
+/// `RangeCounts::tallied_flips_recounted` where it sends vertices to the scalar kernel, which
+/// counts their flips again.
 pub(super) fn tallied_flips(block: &Block<'_>, range: std::ops::Range<usize>) -> usize {
     if !block.tally_flips {
         return 0;

@@ -1,1 +1,557 @@
-//! Every `asm!` routine against its intrinsics twin and a scalar model (placeholder).
+//! Every `asm!` routine of the kernels against its intrinsics twin and a scalar model of what it
+//! computes, on the same random inputs, as dav1d's checkasm tests its assembly: the `asm!` and
+//! the twin bit for bit; the scalar model bit for bit where it can do the same operations in the
+//! same order (`f32::mul_add` is the fused multiply-add), else within a named tolerance.
+
+use std::arch::x86_64::*;
+
+use glam::{Affine3A, Mat4, Quat, Vec3};
+
+use super::blend3x4::{
+    address_by_register_asm, address_by_register_intrinsics, barrier7_asm, barrier7_intrinsics,
+};
+use super::block::Block;
+use super::cpu::Avx2Fma;
+use super::dq_table::{blend4_signed_asm, blend4_signed_intrinsics};
+use super::driver::{whole_blocks, Run, LINEAR};
+use super::layout::{LineAligned, SignedEntry, LANES, SIGNED_ENTRY_FLIP_BYTES};
+use super::lbs_positions::{position_pair4_asm, position_pair4_intrinsics, PairPointers};
+use super::loads::{
+    load_entry_halves_asm, load_entry_halves_intrinsics, load_entry_pairs_asm,
+    load_entry_pairs_intrinsics, shuffle_ps_asm, shuffle_ps_intrinsics, store_rows3_asm,
+    store_rows3_intrinsics,
+};
+use super::policy;
+use crate::fixtures::benchmark_mesh;
+use crate::input::SkinInput;
+use crate::mesh::SkinMesh;
+use crate::palette::prepare;
+use crate::reference::skin_range;
+use crate::types::{Method, RangeCounts, SkinOutputs};
+
+/// The whole LBS loop against the scalar reference kernel: fused multiply-adds, another
+/// summation order and `rsqrt` with a Newton step, on values of order one (the integration
+/// tests' `SIMD_VS_SCALAR`).
+const LOOP_VS_SCALAR: f32 = 1e-5;
+
+/// A deterministic source of test values (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// In `[-1, 1)`.
+    fn signed(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn floats<const N: usize>(&mut self) -> [f32; N] {
+        std::array::from_fn(|_| self.signed())
+    }
+}
+
+fn bits<const N: usize>(values: [f32; N]) -> [u32; N] {
+    values.map(f32::to_bits)
+}
+
+/// The eight lanes of a register.
+fn lanes(v: __m256) -> [f32; 8] {
+    // SAFETY: a `__m256` is eight f32s.
+    unsafe { std::mem::transmute::<__m256, [f32; 8]>(v) }
+}
+
+/// A register of eight lanes.
+fn register(lanes: [f32; 8]) -> __m256 {
+    // SAFETY: a `__m256` is eight f32s.
+    unsafe { std::mem::transmute::<[f32; 8], __m256>(lanes) }
+}
+
+/// The token, or `None` where this CPU cannot run the routines (the test then has nothing to
+/// check).
+fn avx2_fma() -> Option<Avx2Fma> {
+    Avx2Fma::detect()
+}
+
+#[test]
+fn shuffle_ps_against_its_twin_and_vshufps_semantics() {
+    let Some(_avx2_fma) = avx2_fma() else { return };
+    let mut rng = Rng(0x5EED_0001);
+    // `vshufps` per 128-bit half: two lanes of `a` by the low bit pairs, two of `b` by the high.
+    let model = |a: [f32; 8], b: [f32; 8], imm: i32| -> [f32; 8] {
+        let pick = |shift: i32| (imm >> shift & 3) as usize;
+        std::array::from_fn(|l| {
+            let (half, lane) = (l / 4 * 4, l % 4);
+            let source = if lane < 2 { &a } else { &b };
+            source[half + pick(2 * lane as i32)]
+        })
+    };
+    for _ in 0..64 {
+        let (a, b) = (rng.floats::<8>(), rng.floats::<8>());
+        macro_rules! check {
+            ($($imm:literal),*) => {$(
+                // SAFETY: the token proves AVX2 and FMA.
+                let (asm, twin) = unsafe {
+                    (
+                        lanes(shuffle_ps_asm::<$imm>(register(a), register(b))),
+                        lanes(shuffle_ps_intrinsics::<$imm>(register(a), register(b))),
+                    )
+                };
+                assert_eq!(bits(asm), bits(twin), "mask {:#x}", $imm);
+                assert_eq!(bits(asm), bits(model(a, b, $imm)), "mask {:#x}", $imm);
+            )*};
+        }
+        // Every mask the kernels use.
+        check!(0x44, 0xEE, 0x88, 0xDD, 0x9E, 0x49, 0x8C, 0xD8, 0xCD, 0x00, 0xFF, 0x1B);
+    }
+}
+
+#[test]
+fn store_rows3_against_its_twin_and_the_packed_layout() {
+    let Some(_avx2_fma) = avx2_fma() else { return };
+    let mut rng = Rng(0x5EED_0002);
+    for _ in 0..64 {
+        let rows: [[f32; 8]; 3] = std::array::from_fn(|_| rng.floats::<8>());
+        let (mut asm, mut twin) = ([f32::NAN; 24], [f32::NAN; 24]);
+        // SAFETY: the token proves AVX2 and FMA; both outputs are 96 writable bytes.
+        unsafe {
+            store_rows3_asm(asm.as_mut_ptr(), rows.map(register));
+            store_rows3_intrinsics(twin.as_mut_ptr(), rows.map(register));
+        }
+        // Row `r`'s low half at f32 4r, its high half at 12 + 4r.
+        let mut model = [0.0f32; 24];
+        for (r, row) in rows.iter().enumerate() {
+            model[4 * r..4 * r + 4].copy_from_slice(&row[..4]);
+            model[12 + 4 * r..16 + 4 * r].copy_from_slice(&row[4..]);
+        }
+        assert_eq!(bits(asm), bits(twin));
+        assert_eq!(bits(asm), bits(model));
+    }
+}
+
+#[test]
+fn entry_loads_against_their_twins_and_the_entries() {
+    let Some(_avx2_fma) = avx2_fma() else { return };
+    let mut rng = Rng(0x5EED_0003);
+    // Sixteen 32-byte entries (a palette of dual quaternions, say).
+    let entries: Vec<f32> = (0..16 * 8).map(|_| rng.signed()).collect();
+    for _ in 0..64 {
+        let (low, high) = (8 * rng.below(16), 8 * rng.below(16));
+        let base = entries.as_ptr();
+        // SAFETY: the token proves AVX2 and FMA; every read is inside `entries` (32 bytes from
+        // an entry's start).
+        let (halves, halves_twin, dual, dual_twin, pairs, pairs_twin) = unsafe {
+            (
+                lanes(load_entry_halves_asm::<0>(base, low, high)),
+                lanes(load_entry_halves_intrinsics::<0>(base, low, high)),
+                lanes(load_entry_halves_asm::<16>(base, low, high)),
+                lanes(load_entry_halves_intrinsics::<16>(base, low, high)),
+                load_entry_pairs_asm(base, low, high),
+                load_entry_pairs_intrinsics(base, low, high),
+            )
+        };
+        // Lane `l` of `(low entry | high entry)` from `offset` f32s into each entry.
+        let model = |offset: usize| -> [f32; 8] {
+            std::array::from_fn(|l| entries[if l < 4 { low } else { high } + offset + l % 4])
+        };
+        assert_eq!(bits(halves), bits(halves_twin));
+        assert_eq!(bits(halves), bits(model(0)));
+        assert_eq!(bits(dual), bits(dual_twin));
+        assert_eq!(bits(dual), bits(model(4)));
+        let (first, second) = (lanes(pairs.0), lanes(pairs.1));
+        assert_eq!(bits(first), bits(lanes(pairs_twin.0)));
+        assert_eq!(bits(second), bits(lanes(pairs_twin.1)));
+        assert_eq!(bits(first), bits(model(0)));
+        assert_eq!(bits(second), bits(model(4)));
+    }
+}
+
+#[test]
+fn empty_blocks_pass_their_values_through() {
+    let Some(_avx2_fma) = avx2_fma() else { return };
+    let mut rng = Rng(0x5EED_0004);
+    let rows: [[f32; 8]; 7] = std::array::from_fn(|_| rng.floats::<8>());
+    // SAFETY: the token proves AVX2 and FMA.
+    let (asm, twin) = unsafe {
+        (
+            barrier7_asm(rows.map(register)).map(lanes),
+            barrier7_intrinsics(rows.map(register)).map(lanes),
+        )
+    };
+    assert_eq!(asm.map(bits), twin.map(bits));
+    assert_eq!(asm.map(bits), rows.map(bits));
+    let data = [1.0f32; 4];
+    let p = data.as_ptr().wrapping_add(2);
+    assert_eq!(address_by_register_asm(p), p);
+    assert_eq!(address_by_register_intrinsics(p), p);
+}
+
+#[test]
+fn position_pairs_against_their_twin_and_a_scalar_model() {
+    let Some(_avx2_fma) = avx2_fma() else { return };
+    let mut rng = Rng(0x5EED_0005);
+    let joints_in_palette = 12;
+    for round in 0..32 {
+        let matrices: Vec<LineAligned> = (0..joints_in_palette)
+            .map(|_| {
+                let rotation = Quat::from_xyzw(rng.signed(), rng.signed(), rng.signed(), 1.0);
+                let scale = Vec3::new(1.0 + rng.signed() * 0.3, 1.0, 0.8);
+                let translation = Vec3::new(rng.signed(), rng.signed(), rng.signed());
+                LineAligned::new(Affine3A::from_scale_rotation_translation(
+                    scale,
+                    rotation.normalize(),
+                    translation,
+                ))
+            })
+            .collect();
+        let joints: [u16; 32] = std::array::from_fn(|_| rng.below(joints_in_palette) as u16);
+        let offsets = joints.map(|j| j * 64);
+        let weights: [f32; 32] = std::array::from_fn(|_| 0.5 + 0.5 * rng.signed());
+        let positions: [f32; 24] = rng.floats::<24>();
+        let scale_lanes: [f32; 8] = std::array::from_fn(|_| 1.0 + 0.25 * rng.signed());
+        let matrix_floats = matrices.as_ptr().cast::<f32>();
+        // Vertex `v`, component `c`, as `position_pair4` computes it: the blend of `(c0 | c1)`
+        // and `(c2 | t)` by multiply-adds in slot order, `c0·x` then `+ c2·z` fused, the halves
+        // added, times the vertex's scale where scaled.
+        let model = |v: usize, scaled: bool| -> [f32; 3] {
+            let entry = |s: usize| &matrices[usize::from(joints[4 * v + s])].0;
+            let lane = |m: &Affine3A, i: usize| -> f32 {
+                // Columns x, y, z, translation, four lanes each (padding included).
+                let columns = [
+                    m.matrix3.x_axis.extend(0.0),
+                    m.matrix3.y_axis.extend(0.0),
+                    m.matrix3.z_axis.extend(0.0),
+                    m.translation.extend(1.0),
+                ];
+                columns[i / 4][i % 4]
+            };
+            let blend = |i: usize| {
+                (1..4).fold(weights[4 * v] * lane(entry(0), i), |sum, s| {
+                    weights[4 * v + s].mul_add(lane(entry(s), i), sum)
+                })
+            };
+            let p = &positions[3 * v..3 * v + 3];
+            std::array::from_fn(|c| {
+                let low = blend(8 + c).mul_add(p[2], blend(c) * p[0]);
+                let high = blend(12 + c).mul_add(1.0, blend(4 + c) * p[1]);
+                let sum = low + high;
+                if scaled {
+                    sum * scale_lanes[v]
+                } else {
+                    sum
+                }
+            })
+        };
+        for by_offsets in [false, true] {
+            for scaled in [false, true] {
+                let mut asm = [f32::NAN; 24];
+                let mut twin = [f32::NAN; 24];
+                let keys: *const u16 = if by_offsets {
+                    offsets.as_ptr()
+                } else {
+                    joints.as_ptr()
+                };
+                let pointers = |dst: *mut f32| -> PairPointers {
+                    (
+                        keys,
+                        weights.as_ptr(),
+                        matrix_floats,
+                        positions.as_ptr(),
+                        dst,
+                    )
+                };
+                // SAFETY: the token proves AVX2 and FMA; the pointers cover a block of eight
+                // vertices as `positions4` lays it out (32 slots, 8 positions, 8 outputs, every
+                // joint inside the palette).
+                unsafe {
+                    pairs(
+                        pointers(asm.as_mut_ptr()),
+                        scale_lanes,
+                        scaled,
+                        by_offsets,
+                        true,
+                    );
+                    pairs(
+                        pointers(twin.as_mut_ptr()),
+                        scale_lanes,
+                        scaled,
+                        by_offsets,
+                        false,
+                    );
+                }
+                let what = format!("round {round}, offsets {by_offsets}, scaled {scaled}");
+                assert_eq!(bits(asm), bits(twin), "{what}");
+                let model: Vec<u32> = (0..LANES)
+                    .flat_map(|v| model(v, scaled))
+                    .map(f32::to_bits)
+                    .collect();
+                assert_eq!(bits(asm).to_vec(), model, "{what}");
+            }
+        }
+    }
+}
+
+/// The four pairs of a block, as `positions4` calls them, by the `asm!` or the twin.
+///
+/// # Safety
+/// AVX2 and FMA; `pointers` as `position_pair4` needs them.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn pairs(pointers: PairPointers, scale: [f32; 8], scaled: bool, offsets: bool, asm: bool) {
+    let one = _mm256_set1_ps(1.0);
+    let xy = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+    let z1 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);
+    let spreads = [xy, z1, xy, z1];
+    let last = [
+        xy,
+        z1,
+        _mm256_setr_epi32(1, 1, 1, 1, 2, 2, 2, 2),
+        _mm256_setr_epi32(3, 3, 3, 3, 0, 0, 0, 0),
+    ];
+    let spread = |p: i32| {
+        _mm256_setr_epi32(
+            2 * p,
+            2 * p,
+            2 * p,
+            2 * p,
+            2 * p + 1,
+            2 * p + 1,
+            2 * p + 1,
+            2 * p + 1,
+        )
+    };
+    let scale = register(scale);
+    macro_rules! four {
+        ($f:ident, $scaled:literal, $offsets:literal) => {{
+            $f::<0, $scaled, $offsets>(pointers, one, spreads, (scale, spread(0)));
+            $f::<1, $scaled, $offsets>(pointers, one, spreads, (scale, spread(1)));
+            $f::<2, $scaled, $offsets>(pointers, one, spreads, (scale, spread(2)));
+            $f::<3, $scaled, $offsets>(pointers, one, last, (scale, spread(3)));
+        }};
+    }
+    macro_rules! by {
+        ($f:ident) => {
+            match (scaled, offsets) {
+                (false, false) => four!($f, false, false),
+                (false, true) => four!($f, false, true),
+                (true, false) => four!($f, true, false),
+                (true, true) => four!($f, true, true),
+            }
+        };
+    }
+    // SAFETY: the caller's contract.
+    unsafe {
+        if asm {
+            by!(position_pair4_asm);
+        } else {
+            by!(position_pair4_intrinsics);
+        }
+    }
+}
+
+#[test]
+fn signed_blends_against_their_twin_and_a_scalar_model() {
+    let Some(_avx2_fma) = avx2_fma() else { return };
+    let mut rng = Rng(0x5EED_0006);
+    let joints_in_palette = 10;
+    // Each joint's line as prepared, then negated, and a row of the table per "pivot".
+    let mut lines = Vec::new();
+    for _ in 0..joints_in_palette {
+        let line = SignedEntry(std::array::from_fn(
+            |i| if i < 8 { rng.signed() } else { 0.0 },
+        ));
+        lines.push(line);
+        lines.push(SignedEntry(line.0.map(|x| -x)));
+    }
+    for _ in 0..64 {
+        let row: Vec<u16> = (0..joints_in_palette)
+            .map(|j| {
+                (j * 128) as u16
+                    | if rng.below(2) == 1 {
+                        SIGNED_ENTRY_FLIP_BYTES
+                    } else {
+                        0
+                    }
+            })
+            .collect();
+        let joints: [u16; 4] = std::array::from_fn(|_| rng.below(joints_in_palette) as u16);
+        let weights: [f32; 4] = std::array::from_fn(|_| 0.5 + 0.5 * rng.signed());
+        let start: [f32; 8] = rng.floats::<8>();
+        let entries = lines.as_ptr().cast::<f32>();
+        let (mut asm_count, mut twin_count) = (0usize, 0usize);
+        // SAFETY: the token proves AVX2 and FMA; four joints and weights, every joint inside
+        // the row, every offset the start of a 64-byte line of `lines`.
+        let (asm, twin, asm_uncounted) = unsafe {
+            let (w, j, r) = (weights.as_ptr(), joints.as_ptr(), row.as_ptr());
+            let mut ignored = 0;
+            (
+                lanes(blend4_signed_asm::<true>(
+                    register(start),
+                    w,
+                    j,
+                    r,
+                    entries,
+                    &mut asm_count,
+                )),
+                lanes(blend4_signed_intrinsics::<true>(
+                    register(start),
+                    w,
+                    j,
+                    r,
+                    entries,
+                    &mut twin_count,
+                )),
+                lanes(blend4_signed_asm::<false>(
+                    register(start),
+                    w,
+                    j,
+                    r,
+                    entries,
+                    &mut ignored,
+                )),
+            )
+        };
+        let mut model = start;
+        let mut flips = 0;
+        for (&joint, &weight) in joints.iter().zip(&weights) {
+            let offset = row[usize::from(joint)];
+            flips += usize::from(offset & SIGNED_ENTRY_FLIP_BYTES);
+            let line = &lines[usize::from(offset) / 64].0;
+            for (sum, &x) in model.iter_mut().zip(line) {
+                *sum = weight.mul_add(x, *sum);
+            }
+        }
+        assert_eq!(bits(asm), bits(twin));
+        assert_eq!(bits(asm), bits(model));
+        assert_eq!(bits(asm_uncounted), bits(model));
+        assert_eq!((asm_count, twin_count), (flips, flips));
+    }
+}
+
+/// The hand-written LBS loop (`lbs_loop`) against its twin, the compiled driver loop over
+/// `lbs::block`, and the scalar reference kernel, on the benchmark rig read from the `Vec3`
+/// arrays and from a mesh handle's vertex blocks (the loop's two expansions), as it is and with
+/// a zero normal (the loop's exit for the fast normalize's window) and degenerate joints (its
+/// exit for a lane the singular bound leaves unclear).
+#[test]
+fn lbs_loop_against_its_twin_and_the_scalar_kernel() {
+    let Some(_avx2_fma) = avx2_fma() else { return };
+    for (variant, vertices) in [
+        ("rig", 203),
+        ("zero normal", 1_003),
+        ("degenerate joints", 517),
+    ] {
+        let mut mesh = benchmark_mesh(vertices, 4, 16, 0x5EED);
+        if variant == "zero normal" {
+            mesh.normals[77] = Vec3::ZERO;
+        }
+        if variant == "degenerate joints" {
+            for joint in 0..16 {
+                mesh.palette[joint] *= Mat4::from_scale(Vec3::new(1.0, 1.0, 0.0));
+            }
+        }
+        let input =
+            SkinInput::new(&mesh.positions, Some(&mesh.normals), None, &mesh.influences).unwrap();
+        let handle = SkinMesh::from_input(&input);
+        let palette = prepare(&mesh.palette, None, Method::Linear).unwrap();
+        let influences = input.influences();
+        assert!(policy::unit_weight_sums(
+            4,
+            influences.weight_sum_range(),
+            palette.largest_column_length
+        ));
+        let n = vertices;
+        let whole = n / LANES * LANES;
+        // The scalar reference, on the whole blocks.
+        let (mut scalar_p, mut scalar_n) = (vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]);
+        let scalar = skin_range(
+            &input,
+            &palette,
+            true,
+            0,
+            SkinOutputs {
+                positions: &mut scalar_p[..whole],
+                normals: Some(&mut scalar_n[..whole]),
+                tangents: None,
+            },
+        );
+        if variant == "degenerate joints" {
+            assert!(
+                scalar.singular_normal_matrices > 0,
+                "the singular exit is taken"
+            );
+        }
+        for (reads, input) in [("arrays", input), ("vertex blocks", handle.input())] {
+            let block = Block::new::<4>(&input, &palette, true, 0, n);
+            assert!(!block.linear_offsets.is_empty());
+            let run = Run {
+                input: &input,
+                palette: &palette,
+                renormalize: true,
+                first_vertex: 0,
+                block: &block,
+            };
+            let skin = |asm: bool| {
+                let (mut p, mut normals) = (vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]);
+                let mut counts = RangeCounts::default();
+                let mut outputs = SkinOutputs {
+                    positions: &mut p,
+                    normals: Some(&mut normals),
+                    tangents: None,
+                };
+                // SAFETY: the token proves AVX2 and FMA; the block is the whole call's range,
+                // whose slices have the outputs' lengths (LBS, four influences, unit weight
+                // sums, byte offsets: asserted above).
+                let done = unsafe {
+                    if asm {
+                        whole_blocks::<LINEAR, 4, true, false, true, true, true>(
+                            &run,
+                            &mut outputs,
+                            &mut counts,
+                        )
+                    } else {
+                        whole_blocks::<LINEAR, 4, true, false, true, true, false>(
+                            &run,
+                            &mut outputs,
+                            &mut counts,
+                        )
+                    }
+                };
+                assert_eq!(done, whole);
+                (p, normals, counts)
+            };
+            let (asm_p, asm_n, asm_counts) = skin(true);
+            let (twin_p, twin_n, twin_counts) = skin(false);
+            let what = format!("{variant}, from the {reads}");
+            let all = |v: &[Vec3]| -> Vec<u32> {
+                v.iter()
+                    .flat_map(|v| v.to_array())
+                    .map(f32::to_bits)
+                    .collect()
+            };
+            assert_eq!(all(&asm_p), all(&twin_p), "{what}: positions");
+            assert_eq!(all(&asm_n), all(&twin_n), "{what}: normals");
+            assert_eq!(asm_counts, twin_counts, "{what}: counts");
+            assert_eq!(
+                asm_counts.counted, scalar,
+                "{what}: counts against the scalar kernel"
+            );
+            for v in 0..whole {
+                for (got, expected) in [(asm_p[v], scalar_p[v]), (asm_n[v], scalar_n[v])] {
+                    let error = (got - expected).abs().max_element();
+                    assert!(
+                        error <= LOOP_VS_SCALAR * expected.abs().max_element().max(1.0),
+                        "{what}: vertex {v}: {got} against {expected}"
+                    );
+                }
+            }
+        }
+    }
+}

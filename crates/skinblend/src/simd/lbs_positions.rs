@@ -63,8 +63,8 @@ pub(super) unsafe fn positions4<const R: bool, const OFFSETS: bool>(
     // SAFETY: AVX2 and FMA are enabled here. `joints8` is 32 u16s and `weights8` 32 f32s, so
     // vertex l's four of each at 4l are inside them. `Influences` guarantees joint <
     // joint_count and `skin_into` checked the palette covers it; an `Affine3A` is 16 contiguous
-    // f32s (layout asserts in `lanes`), so each matrix address is valid for 16 f32s. `src` and
-    // `dst` are 8 `Vec3`s, 24 contiguous f32s each (layout asserts in `lanes`): vertex l < 7
+    // f32s (`layout`'s asserts), so each matrix address is valid for 16 f32s. `src` and
+    // `dst` are 8 `Vec3`s, 24 contiguous f32s each (`layout`'s asserts): vertex l < 7
     // reads f32s 3l .. 3l + 4 (the fourth is vertex l + 1's x) and writes 3l .. 3l + 4 (the
     // fourth written again by the next vertex); vertex 7 reads 20 .. 24 and writes 21 .. 24.
     unsafe {
