@@ -22,12 +22,14 @@
 #![warn(missing_docs)]
 
 pub mod accessor;
+mod centers;
 pub mod conformance;
 mod container;
 mod error;
 pub mod export;
 pub mod info;
 mod model;
+mod morph;
 mod pose;
 pub mod rigs;
 mod scene;
@@ -40,14 +42,14 @@ mod topology;
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
+pub use centers::{primitive_rotation_centers, PrimitiveCenters};
 pub use container::MAX_FILE_BYTES;
 pub use error::{GltfError, Result};
 pub use model::{
     Animation, Channel, ChannelPath, Interp, Mesh, Model, MorphTarget, Node, Primitive, Repairs,
     Sampler, Skin, Trs, MAX_NODE_DEPTH, ROTATION_CENTER_ATTRIBUTE, SUPPORTED_REQUIRED_EXTENSIONS,
 };
-pub use pose::{
-    morphed, primitive_rotation_centers, sample, Pose, PosedNode, PosedPrimitive, PrimitiveCenters,
-};
-pub use scene::{SceneOptions, SceneSkinner};
+pub use morph::morphed;
+pub use pose::{sample, Pose};
+pub use scene::{PosedNode, PosedPrimitive, SceneOptions, SceneSkinner};
 pub use topology::triangles;

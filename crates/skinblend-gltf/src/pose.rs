@@ -1,11 +1,10 @@
-//! Poses: animation sampling, world matrices, palettes and skinning of every skinned node.
+//! Poses: animation sampling, every node's transform at an instant, world matrices and the
+//! skins' palettes. Skinning a pose is the scene skinner's (`scene.rs`).
 
-use glam::{Mat4, Quat, Vec3, Vec4};
-use skinblend::cor::{CorOptions, CorProgress, RotationCenters};
-use skinblend::{Diagnostics, SkinOptions};
+use glam::{Mat4, Quat, Vec3};
 
 use crate::error::{GltfError, Result};
-use crate::model::{ChannelPath, Interp, Model, Primitive, Sampler, Trs};
+use crate::model::{ChannelPath, Interp, Model, Sampler, Trs};
 
 /// Every node's local transform and morph weights at one instant, with world matrices.
 #[derive(Debug, Clone)]
@@ -20,32 +19,6 @@ pub struct Pose {
     pub weights: Vec<Vec<f32>>,
     /// `world_from_node` per node, one forward pass in parent-first order.
     pub world_from_node: Vec<Mat4>,
-}
-
-/// One skinned primitive at a pose, in the space of the scene.
-#[derive(Debug, Clone)]
-pub struct PosedPrimitive {
-    /// Skinned positions.
-    pub positions: Vec<Vec3>,
-    /// Skinned unit normals, when the primitive has normals.
-    pub normals: Option<Vec<Vec3>>,
-    /// Skinned tangents with handedness, when the primitive has tangents.
-    pub tangents: Option<Vec<Vec4>>,
-    /// The core's exact counts for this primitive.
-    pub diagnostics: Diagnostics,
-}
-
-/// One skinned node at a pose.
-#[derive(Debug, Clone)]
-pub struct PosedNode {
-    /// The node index.
-    pub node: usize,
-    /// The mesh index.
-    pub mesh: usize,
-    /// The skin index.
-    pub skin: usize,
-    /// One result per primitive, in the mesh's order.
-    pub primitives: Vec<PosedPrimitive>,
 }
 
 /// Evaluates one sampler at `time_s` (clamped to its keys). Writes `sampler.width` floats.
@@ -242,153 +215,4 @@ impl Model {
                 .collect()
         })
     }
-
-    /// Skins every primitive of every skinned node at `pose` with `options`, once: a
-    /// [`crate::SceneSkinner`] on the CPU, made and dropped. To skin many frames (and compute
-    /// CoR centers once), keep a [`crate::SceneSkinner`] instead.
-    ///
-    /// Morph targets are applied first (weights from `pose`), then the skin's palette with the
-    /// joints' bind origins as DQS residual centers. The skinned node's own transform is
-    /// ignored, as the glTF spec says: results are in the space of the scene.
-    ///
-    /// # Errors
-    /// [`GltfError::Skin`] naming the node and primitive if the core rejects the data (a
-    /// degenerate pose, for example).
-    pub fn skin_scene(&self, pose: &Pose, options: &SkinOptions) -> Result<Vec<PosedNode>> {
-        let options = crate::SceneOptions {
-            skin: *options,
-            ..crate::SceneOptions::default()
-        };
-        Ok(crate::SceneSkinner::cpu(self, options)?
-            .skin(pose)?
-            .to_vec())
-    }
-}
-
-/// The centers of rotation of a primitive's bind pose (before morph targets), for
-/// [`skinblend::Method::CenterOfRotation`], with the paper's options. Points and lines have no
-/// triangles, so all their vertices fall back to DQS.
-///
-/// # Errors
-/// Those of [`skinblend::cor::rotation_centers_with_progress`].
-pub fn primitive_rotation_centers(
-    primitive: &Primitive,
-    influences: &skinblend::Influences,
-    options: &CorOptions,
-    progress: &mut dyn FnMut(CorProgress),
-) -> std::result::Result<RotationCenters, skinblend::SkinError> {
-    let triangles = primitive.triangles();
-    skinblend::cor::rotation_centers_with_progress(
-        &primitive.positions,
-        &triangles,
-        influences,
-        options,
-        progress,
-    )
-}
-
-/// What [`Model::compute_rotation_centers`] computed for one primitive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PrimitiveCenters {
-    /// The mesh.
-    pub mesh: usize,
-    /// The primitive within the mesh.
-    pub primitive: usize,
-    /// Its vertices.
-    pub vertices: usize,
-    /// Vertices without a center (skinned by DQS).
-    pub vertices_without_center: usize,
-}
-
-impl Model {
-    /// Computes the centers of rotation of every primitive with influences of every mesh a
-    /// skinned node shows, and keeps them in [`Primitive::rotation_centers`] (replacing any
-    /// the file carried), so that CoR skinning and [`crate::export::write_rotation_centers`]
-    /// use them. `progress(done, total, stage)` counts primitives and reports each one's
-    /// stages.
-    ///
-    /// # Errors
-    /// [`GltfError::Skin`] naming the primitive, for the errors of
-    /// [`skinblend::cor::rotation_centers_with_progress`].
-    pub fn compute_rotation_centers(
-        &mut self,
-        options: &CorOptions,
-        progress: &mut dyn FnMut(usize, usize, CorProgress),
-    ) -> Result<Vec<PrimitiveCenters>> {
-        let mut meshes: Vec<usize> = self
-            .skinned_nodes()
-            .into_iter()
-            .filter_map(|n| self.nodes[n].mesh)
-            .collect();
-        meshes.sort_unstable();
-        meshes.dedup();
-        let work: Vec<(usize, usize)> = meshes
-            .iter()
-            .flat_map(|&m| {
-                let primitives = &self.meshes[m].primitives;
-                (0..primitives.len())
-                    .filter(move |&p| primitives[p].influences.is_some())
-                    .map(move |p| (m, p))
-            })
-            .collect();
-        let mut summary = Vec::with_capacity(work.len());
-        for (done, &(m, p)) in work.iter().enumerate() {
-            let primitive = &self.meshes[m].primitives[p];
-            let Some(influences) = primitive.influences.as_ref() else {
-                continue;
-            };
-            let centers =
-                primitive_rotation_centers(primitive, influences, options, &mut |stage| {
-                    progress(done, work.len(), stage);
-                })
-                .map_err(|source| GltfError::Skin {
-                    path: format!("meshes[{m}].primitives[{p}]"),
-                    source,
-                })?;
-            summary.push(PrimitiveCenters {
-                mesh: m,
-                primitive: p,
-                vertices: centers.centers.len(),
-                vertices_without_center: centers.vertices_without_center,
-            });
-            self.meshes[m].primitives[p].rotation_centers = Some(centers.centers);
-        }
-        Ok(summary)
-    }
-}
-
-/// Bind-space attributes after morph targets with `weights`.
-pub fn morphed(
-    primitive: &Primitive,
-    weights: &[f32],
-) -> (Vec<Vec3>, Option<Vec<Vec3>>, Option<Vec<Vec4>>) {
-    let mut positions = primitive.positions.clone();
-    let mut normals = primitive.normals.clone();
-    let mut tangents = primitive.tangents.clone();
-    for (target, &w) in primitive.targets.iter().zip(weights) {
-        if w == 0.0 {
-            continue;
-        }
-        if let Some(d) = &target.positions {
-            positions.iter_mut().zip(d).for_each(|(p, d)| *p += w * *d);
-        }
-        if let (Some(n), Some(d)) = (normals.as_mut(), &target.normals) {
-            n.iter_mut().zip(d).for_each(|(n, d)| *n += w * *d);
-        }
-        if let (Some(t), Some(d)) = (tangents.as_mut(), &target.tangents) {
-            t.iter_mut()
-                .zip(d)
-                .for_each(|(t, d)| *t += (w * *d).extend(0.0));
-        }
-    }
-    if !primitive.targets.is_empty() {
-        if let Some(n) = normals.as_mut() {
-            n.iter_mut().for_each(|n| *n = n.normalize_or_zero());
-        }
-        if let Some(t) = tangents.as_mut() {
-            t.iter_mut()
-                .for_each(|t| *t = t.truncate().normalize_or_zero().extend(t.w));
-        }
-    }
-    (positions, normals, tangents)
 }

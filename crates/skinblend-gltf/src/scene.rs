@@ -4,20 +4,48 @@
 //! rotation (the file's, else computed once, here), and one prepared palette per skin that each
 //! frame refreshes. The backend ([`skinblend::SkinBackend`]: the CPU kernels, or skinblend-gpu's
 //! `GpuSkinner`) is a parameter, so `skinblend pose` (CPU and `--gpu`), `compare` and
-//! [`Model::skin_scene`] all take this path.
+//! [`Model::skin_scene`] (here too) all take this path; the results are [`PosedNode`]s.
 
 use std::borrow::Cow;
 
 use glam::{Vec3, Vec4};
 use skinblend::cor::{CorOptions, CorProgress};
 use skinblend::{
-    prepare, CpuBackend, Method, PreparedPalette, SkinBackend, SkinError, SkinMesh, SkinOptions,
-    SkinOutputs,
+    prepare, CpuBackend, Diagnostics, Method, PreparedPalette, SkinBackend, SkinError, SkinMesh,
+    SkinOptions, SkinOutputs,
 };
 
+use crate::centers::primitive_rotation_centers;
 use crate::error::{GltfError, Result};
 use crate::model::{Model, Primitive};
-use crate::pose::{morphed, primitive_rotation_centers, Pose, PosedNode, PosedPrimitive};
+use crate::morph::morphed;
+use crate::pose::Pose;
+
+/// One skinned primitive at a pose, in the space of the scene.
+#[derive(Debug, Clone)]
+pub struct PosedPrimitive {
+    /// Skinned positions.
+    pub positions: Vec<Vec3>,
+    /// Skinned unit normals, when the primitive has normals.
+    pub normals: Option<Vec<Vec3>>,
+    /// Skinned tangents with handedness, when the primitive has tangents.
+    pub tangents: Option<Vec<Vec4>>,
+    /// The core's exact counts for this primitive.
+    pub diagnostics: Diagnostics,
+}
+
+/// One skinned node at a pose.
+#[derive(Debug, Clone)]
+pub struct PosedNode {
+    /// The node index.
+    pub node: usize,
+    /// The mesh index.
+    pub mesh: usize,
+    /// The skin index.
+    pub skin: usize,
+    /// One result per primitive, in the mesh's order.
+    pub primitives: Vec<PosedPrimitive>,
+}
 
 /// What a [`SceneSkinner`] computes and how.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -180,7 +208,7 @@ impl<'m, B: SkinBackend> SceneSkinner<'m, B> {
                         .as_ref()
                         .filter(|_| options.tangents)
                         .map(|_| vec![Vec4::ZERO; n]),
-                    diagnostics: skinblend::Diagnostics::default(),
+                    diagnostics: Diagnostics::default(),
                 });
                 work.push((posed.len(), p, node, slot, primitive, influences, path));
             }
@@ -344,6 +372,27 @@ impl<'m, B: SkinBackend> SceneSkinner<'m, B> {
     #[must_use]
     pub fn options(&self) -> &SceneOptions {
         &self.options
+    }
+}
+
+impl Model {
+    /// Skins every primitive of every skinned node at `pose` with `options`, once: a
+    /// [`crate::SceneSkinner`] on the CPU, made and dropped. To skin many frames (and compute
+    /// CoR centers once), keep a [`crate::SceneSkinner`] instead.
+    ///
+    /// Morph targets are applied first (weights from `pose`), then the skin's palette with the
+    /// joints' bind origins as DQS residual centers. The skinned node's own transform is
+    /// ignored, as the glTF spec says: results are in the space of the scene.
+    ///
+    /// # Errors
+    /// [`GltfError::Skin`] naming the node and primitive if the core rejects the data (a
+    /// degenerate pose, for example).
+    pub fn skin_scene(&self, pose: &Pose, options: &SkinOptions) -> Result<Vec<PosedNode>> {
+        let options = SceneOptions {
+            skin: *options,
+            ..SceneOptions::default()
+        };
+        Ok(SceneSkinner::cpu(self, options)?.skin(pose)?.to_vec())
     }
 }
 

@@ -1,29 +1,17 @@
 //! The device and its pipelines: opening an adapter (or taking a renderer's device), the
-//! compute pipelines of every method, and the error scopes and callbacks that turn wgpu's
-//! failures into [`GpuError`]s. Uploading a mesh is in `mesh.rs`; skinning a frame and reading
-//! it back in `dispatch.rs`.
+//! compute pipelines of every method, and the callbacks that turn a lost device or an
+//! uncaptured wgpu error into a [`GpuError`]. The kernels' bindings are in `bindings.rs`, the
+//! error scopes in `error.rs`; uploading a mesh is in `mesh.rs`; skinning a frame and reading it
+//! back in `dispatch.rs`.
 
-use std::num::NonZeroU64;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use skinblend::Method;
 
-use crate::mesh::Params;
+use crate::bindings::{bind_group_layout_entries, COR_STORAGE_BINDINGS, STORAGE_BINDINGS};
+use crate::error::ErrorScopes;
 use crate::wgsl;
 use crate::GpuError;
-
-/// Invocations per workgroup of the compute kernels (`@workgroup_size(64)` in the WGSL): a
-/// multiple of every vendor's SIMD width (32 or 64) and small enough for any device.
-pub const WORKGROUP_SIZE: u32 = 64;
-
-/// Storage bindings the LBS and DQS kernels use in one stage (bindings 1 to 8 of
-/// `shaders/compute.wgsl`); WebGPU's default limit is exactly this.
-const STORAGE_BINDINGS: u32 = 8;
-
-/// Storage bindings the CoR kernel uses in one stage: the eight above and the per-vertex
-/// centers of rotation (binding 9). A device with fewer skins LBS and DQS but refuses CoR with
-/// [`GpuError::UnsuitableAdapter`].
-pub(crate) const COR_STORAGE_BINDINGS: u32 = 9;
 
 /// How to choose the adapter and split dispatches.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -311,85 +299,5 @@ impl GpuSkinner {
             operation,
             message: error.to_string(),
         })
-    }
-}
-
-/// The layout of `shaders/compute.wgsl`'s bindings (see the table there), binding 9 (the CoR
-/// kernel's centers) last so that a device without the CoR kernel can leave it off.
-pub(crate) fn bind_group_layout_entries() -> [wgpu::BindGroupLayoutEntry; 10] {
-    let storage = |binding, read_only| wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    };
-    [
-        wgpu::BindGroupLayoutEntry {
-            binding: 0,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: false,
-                min_binding_size: NonZeroU64::new(std::mem::size_of::<Params>() as u64),
-            },
-            count: None,
-        },
-        storage(1, true),
-        storage(2, true),
-        storage(3, true),
-        storage(4, true),
-        storage(5, true),
-        storage(6, false),
-        storage(7, false),
-        storage(8, true),
-        storage(9, true),
-    ]
-}
-
-/// Validation, out-of-memory and internal error scopes around one operation.
-pub(crate) struct ErrorScopes {
-    guards: Vec<wgpu::ErrorScopeGuard>,
-}
-
-impl Drop for ErrorScopes {
-    /// On an early return the scopes must still be popped innermost first: wgpu panics on any
-    /// other order.
-    fn drop(&mut self) {
-        while let Some(guard) = self.guards.pop() {
-            drop(guard);
-        }
-    }
-}
-
-impl ErrorScopes {
-    pub(crate) fn push(device: &wgpu::Device) -> Self {
-        Self {
-            guards: vec![
-                device.push_error_scope(wgpu::ErrorFilter::Validation),
-                device.push_error_scope(wgpu::ErrorFilter::OutOfMemory),
-                device.push_error_scope(wgpu::ErrorFilter::Internal),
-            ],
-        }
-    }
-
-    /// Pops the scopes (innermost first) and returns the first error any caught.
-    pub(crate) fn pop(mut self, operation: &'static str) -> Result<(), GpuError> {
-        let mut first = None;
-        while let Some(guard) = self.guards.pop() {
-            if let Some(error) = pollster::block_on(guard.pop()) {
-                first.get_or_insert(error);
-            }
-        }
-        match first {
-            None => Ok(()),
-            Some(error) => Err(GpuError::Wgpu {
-                operation,
-                message: error.to_string(),
-            }),
-        }
     }
 }

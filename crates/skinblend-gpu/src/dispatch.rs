@@ -9,15 +9,12 @@ use skinblend::{
     SkinOutputs, Skinned,
 };
 
-use crate::device::{ErrorScopes, COR_STORAGE_BINDINGS};
-use crate::mesh::{params_flags, GpuMesh, Params, COUNTER_BYTES, MIN_BUFFER_BYTES};
-use crate::{GpuError, GpuSkinner, WORKGROUP_SIZE};
-
-/// A frame skinned on a mesh and not yet superseded: what readback needs besides the buffers.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Frame {
-    pub(crate) non_rigid_joints: usize,
-}
+use crate::bindings::{
+    params_flags, Params, COR_STORAGE_BINDINGS, COUNTER_BYTES, MIN_BUFFER_BYTES, WORKGROUP_SIZE,
+};
+use crate::error::ErrorScopes;
+use crate::mesh::{Frame, GpuMesh};
+use crate::{GpuError, GpuSkinner};
 
 impl GpuSkinner {
     /// Uploads this frame's palette and submits one compute pass that skins the whole mesh

@@ -1,4 +1,5 @@
-//! The one error type of the GPU crate.
+//! The one error type of the GPU crate, and the error scopes that turn wgpu's validation,
+//! out-of-memory and internal errors during an operation into it.
 
 use skinblend::SkinError;
 use thiserror::Error;
@@ -104,4 +105,48 @@ pub enum GpuError {
     /// The data is invalid in the way the CPU path reports (lengths, palette size, ...).
     #[error(transparent)]
     Skin(#[from] SkinError),
+}
+
+/// Validation, out-of-memory and internal error scopes around one operation.
+pub(crate) struct ErrorScopes {
+    guards: Vec<wgpu::ErrorScopeGuard>,
+}
+
+impl Drop for ErrorScopes {
+    /// On an early return the scopes must still be popped innermost first: wgpu panics on any
+    /// other order.
+    fn drop(&mut self) {
+        while let Some(guard) = self.guards.pop() {
+            drop(guard);
+        }
+    }
+}
+
+impl ErrorScopes {
+    pub(crate) fn push(device: &wgpu::Device) -> Self {
+        Self {
+            guards: vec![
+                device.push_error_scope(wgpu::ErrorFilter::Validation),
+                device.push_error_scope(wgpu::ErrorFilter::OutOfMemory),
+                device.push_error_scope(wgpu::ErrorFilter::Internal),
+            ],
+        }
+    }
+
+    /// Pops the scopes (innermost first) and returns the first error any caught.
+    pub(crate) fn pop(mut self, operation: &'static str) -> Result<(), GpuError> {
+        let mut first = None;
+        while let Some(guard) = self.guards.pop() {
+            if let Some(error) = pollster::block_on(guard.pop()) {
+                first.get_or_insert(error);
+            }
+        }
+        match first {
+            None => Ok(()),
+            Some(error) => Err(GpuError::Wgpu {
+                operation,
+                message: error.to_string(),
+            }),
+        }
+    }
 }

@@ -64,6 +64,7 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+mod bindings;
 mod device;
 mod dispatch;
 mod error;
@@ -72,7 +73,8 @@ mod palette;
 pub mod shaders;
 pub mod wgsl;
 
-pub use device::{GpuOptions, GpuSkinner, WORKGROUP_SIZE};
+pub use bindings::WORKGROUP_SIZE;
+pub use device::{GpuOptions, GpuSkinner};
 pub use error::GpuError;
 pub use mesh::{GpuMesh, OutputLayout};
 pub use palette::{

@@ -3,40 +3,24 @@
 
 use std::num::NonZeroU64;
 
-use bytemuck::{Pod, Zeroable};
 use skinblend::SkinInput;
 use wgpu::util::DeviceExt;
 
-use crate::device::ErrorScopes;
-use crate::dispatch::Frame;
+use crate::bindings::{params_flags, Params, COUNTER_BYTES, MIN_BUFFER_BYTES, WORKGROUP_SIZE};
+use crate::error::ErrorScopes;
 use crate::palette::{gpu_rotation_center, GpuPalette, MAX_JOINT_BYTES};
-use crate::{GpuError, GpuSkinner, WORKGROUP_SIZE};
+use crate::{GpuError, GpuSkinner};
 
 /// Dispatch chunks start at a multiple of this many vertices, so every binding's offset
 /// (vertices × bytes per vertex) is a multiple of 256 bytes, the largest storage offset
 /// alignment a device may demand, and the packed u16 joint indices start on a whole u32.
 const CHUNK_GRANULE_VERTICES: u64 = 256;
 
-/// The smallest buffer the crate creates: bindings may not be empty, and 16 bytes holds one
-/// `vec4` (the dummy tangent buffer of a mesh without tangents).
-pub(crate) const MIN_BUFFER_BYTES: u64 = 16;
-
-/// The per-chunk uniform `SkinParams` of `shaders/compute.wgsl`: 16 bytes, four u32.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
-pub(crate) struct Params {
-    pub(crate) vertex_count: u32,
-    pub(crate) influences_per_vertex: u32,
-    pub(crate) flags: u32,
-    pub(crate) output_stride: u32,
+/// A frame skinned on a mesh and not yet superseded: what readback needs besides the buffers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Frame {
+    pub(crate) non_rigid_joints: usize,
 }
-
-const FLAG_NORMALS: u32 = 1;
-const FLAG_TANGENTS: u32 = 2;
-const FLAG_RENORMALIZE: u32 = 4;
-
-/// The counters of `SkinCounters` in `shaders/compute.wgsl`: three u32 atomics, padded to 16.
-pub(crate) const COUNTER_BYTES: u64 = 16;
 
 /// One dispatch's worth of vertices and its bindings.
 #[derive(Debug)]
@@ -367,21 +351,6 @@ impl GpuSkinner {
                 usage,
             })
     }
-}
-
-/// The `flags` of [`Params`].
-pub(crate) fn params_flags(normals: bool, tangents: bool, renormalize: bool) -> u32 {
-    let mut flags = 0;
-    if normals {
-        flags |= FLAG_NORMALS;
-    }
-    if tangents {
-        flags |= FLAG_TANGENTS;
-    }
-    if renormalize {
-        flags |= FLAG_RENORMALIZE;
-    }
-    flags
 }
 
 /// The binding of vertices `first .. first + count` of a buffer with `bytes_per_vertex` each.

@@ -8,15 +8,9 @@ use std::process::Command;
 use skinblend::Method;
 use skinblend_gpu::{export_shader, ShaderLanguage};
 
-const METHODS: [Method; 3] = [
-    Method::Linear,
-    Method::DualQuaternion,
-    Method::CenterOfRotation,
-];
-
 fn every_language_and_method_translates_with_a_header() {
     for language in ShaderLanguage::ALL {
-        for method in METHODS {
+        for method in Method::ALL {
             let shader = export_shader(language, method).unwrap_or_else(|e| panic!("{e}"));
             let head: String = shader
                 .source
@@ -110,7 +104,7 @@ fn glsl_glsl_es_and_hlsl_outputs_compile_with_glslang() {
         ShaderLanguage::GlslEs,
         ShaderLanguage::Hlsl,
     ] {
-        for method in METHODS {
+        for method in Method::ALL {
             let shader = export_shader(language, method).unwrap_or_else(|e| panic!("{e}"));
             let path = dir.join(&shader.file_name);
             std::fs::write(&path, &shader.source).expect("write shader");
@@ -147,7 +141,7 @@ fn glsl_glsl_es_and_hlsl_outputs_compile_with_glslang() {
 /// The GLSL 4.50 blocks carry the bindings its header names; GLSL ES 3.00 (which has no
 /// binding qualifier) carries none.
 fn glsl_450_blocks_carry_their_bindings() {
-    for method in METHODS {
+    for method in Method::ALL {
         let glsl = export_shader(ShaderLanguage::Glsl, method).expect("glsl");
         let palette = format!("binding = 0) readonly buffer {} ", glsl.interface.palette);
         let clip = format!(
@@ -178,7 +172,7 @@ fn glsl_450_blocks_carry_their_bindings() {
 /// declares it with (three.js binds GLSL attributes by name), and the header lists them.
 fn interface_names_every_vertex_input_as_the_source_does() {
     for language in ShaderLanguage::ALL {
-        for method in METHODS {
+        for method in Method::ALL {
             let shader = export_shader(language, method).expect("export");
             let inputs = &shader.interface.inputs;
             let roles: Vec<&str> = inputs.iter().map(|i| i.role).collect();
@@ -223,7 +217,7 @@ fn uniform_palette_block_is_the_palette_padded() {
     use skinblend::{prepare, SkinOptions};
     use skinblend_gpu::shaders::{uniform_palette_bytes, uniform_palette_joints};
     use skinblend_gpu::GpuPalette;
-    for method in METHODS {
+    for method in Method::ALL {
         let options = SkinOptions {
             method,
             ..SkinOptions::default()

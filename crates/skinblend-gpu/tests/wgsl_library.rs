@@ -6,6 +6,9 @@
 //!
 //! Skips without an adapter unless `SKINBLEND_REQUIRE_GPU=1`.
 
+mod common;
+
+use common::{gpu, GPU_VS_CPU};
 use glam::{Mat4, Quat, Vec3, Vec4};
 use skinblend::{
     cor, prepare, skin, DualQuat, Influences, Method, PreparedPalette, SkinInput, SkinOptions,
@@ -13,22 +16,9 @@ use skinblend::{
 };
 use skinblend_gpu::{
     cor_skinning_wgsl, dual_quat_skinning_wgsl, gpu_rotation_centers, linear_skinning_wgsl,
-    GpuPalette, GpuSkinner,
+    GpuOptions, GpuPalette, GpuSkinner,
 };
 use wgpu::util::DeviceExt;
-
-/// As in gpu_vs_cpu.rs: about a hundred f32 ulps; semantic errors are far larger.
-const GPU_VS_CPU: f32 = 1e-5;
-
-fn gpu() -> Option<GpuSkinner> {
-    match GpuSkinner::new() {
-        Ok(gpu) => Some(gpu),
-        Err(error) => {
-            skinblend_testkit::skip_without_gpu(error);
-            None
-        }
-    }
-}
 
 /// The user's shader: the library, then their own bindings and entry point.
 const USER_SHADER: &str = r"
@@ -176,7 +166,7 @@ fn run_user_shader(
 }
 
 fn blend4_functions_in_a_user_shader_match_the_cpu() {
-    let Some(gpu) = gpu() else {
+    let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
     };
     // 500 vertices, four influences over 8 joints (one slot often zero, vertex 7 unweighted).

@@ -7,10 +7,16 @@ use glam::{Mat4, Vec3};
 use skinblend::fixtures::{self, Fixture};
 use skinblend::{evidence, Influences};
 
-use crate::error::Result;
+use crate::error::{GltfError, Result};
 use crate::{rigs, Model};
 
-use super::skin_error;
+/// The core's error on `case`, named by the case.
+pub(super) fn skin_error(case: &str, source: skinblend::SkinError) -> GltfError {
+    GltfError::Skin {
+        path: format!("conformance case {case}"),
+        source,
+    }
+}
 
 /// The sample model times: fractions of the first animation's length.
 pub(super) const MODEL_TIME_FRACTIONS: [f32; 3] = [0.25, 0.5, 0.75];

@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 use crate::container;
 use crate::error::{GltfError, Result};
 use crate::model::{Model, ROTATION_CENTER_ATTRIBUTE};
-use crate::pose::{Pose, PosedNode};
+use crate::pose::Pose;
+use crate::scene::PosedNode;
 
 /// Appends `value` to the top-level array `key` (created when absent); returns its index.
 pub(super) fn push_value(document: &mut Value, key: &str, value: Value) -> usize {

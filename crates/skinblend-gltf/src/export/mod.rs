@@ -29,7 +29,8 @@ use serde_json::{json, Value};
 use crate::container;
 use crate::error::{GltfError, Result};
 use crate::model::{Model, ROTATION_CENTER_ATTRIBUTE};
-use crate::pose::{Pose, PosedNode};
+use crate::pose::Pose;
+use crate::scene::PosedNode;
 
 use document::{merged_document, posed_document, push_float_accessor};
 pub use guard::{is_same_file, refuse_input, resolved};

@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 use glam::{Mat3, Vec3};
 
 use crate::model::Model;
-use crate::pose::{morphed, Pose, PosedNode};
+use crate::morph::morphed;
+use crate::pose::Pose;
+use crate::scene::PosedNode;
 
 /// The posed scene as Wavefront OBJ text: every mesh node in scene space (skinned nodes posed,
 /// others moved by their world matrix after their morph weights), triangles only (strips and

@@ -2,6 +2,7 @@
 //! and an independent f64 reference (its own GLB/JSON reading, sampling and skinning).
 #![allow(dead_code)]
 
+pub mod generated;
 pub mod reference;
 
 use serde_json::{json, Value};
