@@ -1,6 +1,7 @@
-// Headless Chromium as the web checks drive it (web/conformance/run.mjs, web/viewer/check.mjs):
-// playwright-core from this folder (`npm ci --prefix tools`), the browser at $CHROMIUM (default
-// /usr/bin/chromium), a fresh profile each run, WebGL on SwiftShader, no background traffic.
+// Headless Chromium as the web checks drive it (web/conformance/run.mjs,
+// crates/skinblend-cli/web/viewer/check.mjs): playwright-core from this folder (`npm ci --prefix
+// tools`), the browser at $CHROMIUM (default /usr/bin/chromium), a fresh profile each run, WebGL
+// on SwiftShader, no background traffic.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';

@@ -21,18 +21,18 @@ valgrind can run):
         OZZ_DRIVER --vertices 20000 --only pn-blended --threads 1 --calls 2
     tools/ozz-compare/port_mix.py /tmp/ozz.out OZZ_DRIVER SkinningPNNOIT4 40000
 
-The classes follow `port_probe` on this host (docs/bench.md, "Ports"): the FP arithmetic
-(multiply, FMA, add, compare, min/max, vector shifts) issues on two ports; `vshufps`-type
-in-lane shuffles on two (one of them shared with the arithmetic); unpacks, `vpermilps`,
-lane-crossing shuffles, inserts and extracts between registers, widening moves and `vhaddps`
-(two of its three uops) on one; logic, blends and integer vector adds on any of the three
-vector ports; `vtestps`, `vmovmskps`, division, square roots and `vrsqrtps` on one. Moves
-between registers and zeroing idioms are eliminated at rename. A memory operand adds a load;
-an instruction that writes memory is a store (with its data operation, if any, counted too).
-Scalar integer instructions and branches are counted apart (their five ports include the three
-vector ones). The per-vertex lower bound printed last is the largest of: vector uops / 3,
-two-port arithmetic / 2, one-port shuffles / 1, loads / 2.8 (the measured load rate), each in
-cycles per vertex; measured cycles per vertex above it are what no port count explains.
+The classes follow what `port_probe.c` measures on this core (its command is in its header): the
+FP arithmetic (multiply, FMA, add, compare, min/max, vector shifts) issues on two ports;
+`vshufps`-type in-lane shuffles on two (one of them shared with the arithmetic); unpacks,
+`vpermilps`, lane-crossing shuffles, inserts and extracts between registers, widening moves and
+`vhaddps` (two of its three uops) on one; logic, blends and integer vector adds on any of the
+three vector ports; `vtestps`, `vmovmskps`, division, square roots and `vrsqrtps` on one. Moves
+between registers and zeroing idioms are eliminated at rename. A memory operand adds a load; an
+instruction that writes memory is a store (with its data operation, if any, counted too). Scalar
+integer instructions and branches are counted apart (their five ports include the three vector
+ones). The per-vertex lower bound printed last is the largest of: vector uops / 3, two-port
+arithmetic / 2, one-port shuffles / 1, loads / 2.8 (port_probe.c's load rate), each in cycles
+per vertex; measured cycles per vertex above it are what no port count explains.
 
 `--trace LOOP.s` also writes one iteration of the kernel's loop in execution order, for LLVM's
 machine-code analyser, which simulates the out-of-order core (ports, scheduler, reorder buffer,

@@ -9,8 +9,8 @@
  * Each test runs ten independent copies of one instruction (no chain between them: inputs are
  * registers the loop never writes, or L1-resident memory), so the rate is the issue limit.
  * Then, latencies (cycles per link of a dependent chain): of the vector arithmetic on a block's
- * chain (an add, a fused multiply-add, `rsqrt`), and of the store-to-load forwarding the
- * kernels' joint offsets once took (`JointOffsets`: a 32-byte store, read back as 4-byte loads).
+ * chain (an add, a fused multiply-add, `rsqrt`), and of store-to-load forwarding from a
+ * 32-byte store read back as 4-byte loads (eight offsets written at once, then read one by one).
  * Last, what an indexed memory operand costs at rename (six slots per cycle): eight independent
  * multiplies with a memory operand among 24 nops, addressed [base + index*4 + disp] or
  * [base + disp]; an indexed operand splits the instruction in two there ("unlamination"), so the

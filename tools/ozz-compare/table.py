@@ -21,6 +21,13 @@ import re
 import statistics
 import sys
 
+# The methods' names in skinblend's bench JSON, in table order: the names of
+# `skinblend::Method::ALL` (`Method::name`, crates/skinblend/src/types.rs), as
+# `skinblend pose --help` lists them. The column headers below (LBS, DQS, CoR) follow this order.
+METHODS = ("linear", "dq", "cor")
+# LBS, the one method with positions-only rows here.
+LINEAR = METHODS[0]
+
 out = sys.argv[1]
 rounds = sorted(
     int(m.group(1))
@@ -87,8 +94,8 @@ for n in sizes:
             f"{median(ozz):.0f}",
             f"{median(('ozz', 'pn', 'inverse-transpose', n, t)):.0f}",
         ]
-        row += [f"{median((m, 'pn', '', n, t)):.0f}" for m in ("linear", "dq", "cor")]
-        row += [f"{ratio((m, 'pn', '', n, t), ozz):.2f}" for m in ("linear", "dq", "cor")]
+        row += [f"{median((m, 'pn', '', n, t)):.0f}" for m in METHODS]
+        row += [f"{ratio((m, 'pn', '', n, t), ozz):.2f}" for m in METHODS]
         print("| " + " | ".join(row) + " |")
 print("\nPositions only (LBS):\n")
 print("| vertices | threads | ozz | LBS | LBS / ozz |")
@@ -96,7 +103,7 @@ print("|---|---|---|---|---|")
 for n in sizes:
     for t in threads:
         ozz = ("ozz", "p", "none", n, t)
-        ours = ("linear", "p", "", n, t)
+        ours = (LINEAR, "p", "", n, t)
         print(f"| {n:,} | {t} | {median(ozz):.0f} | {median(ours):.0f} | {ratio(ours, ozz):.2f} |")
 print("\nTwo threads / one thread (medians of per-round ratios):\n")
 print("| vertices | ozz | LBS | DQS | CoR |")
@@ -106,7 +113,7 @@ for n in sizes:
         break
     t1, t2 = threads[0], threads[-1]
     cells = [f"{ratio(('ozz', 'pn', 'blended', n, t2), ('ozz', 'pn', 'blended', n, t1)):.2f}"]
-    cells += [f"{ratio((m, 'pn', '', n, t2), (m, 'pn', '', n, t1)):.2f}" for m in ("linear", "dq", "cor")]
+    cells += [f"{ratio((m, 'pn', '', n, t2), (m, 'pn', '', n, t1)):.2f}" for m in METHODS]
     print(f"| {n:,} | " + " | ".join(cells) + " |")
 
 
@@ -125,15 +132,15 @@ print("| vertices | attributes | ozz | LBS | DQS | CoR | LBS / ozz | DQS / ozz |
 print("|---|---|---|---|---|---|---|---|---|")
 for n in sizes:
     t = threads[0]
-    for attributes, normals, methods in (("pn", "blended", ("linear", "dq", "cor")), ("p", "none", ("linear",))):
+    for attributes, normals, methods in (("pn", "blended", METHODS), ("p", "none", (LINEAR,))):
         ozz = ("ozz", attributes, normals, n, t)
         cells = [f"{n:,}", attributes, f"{best(ozz):.0f}"]
-        cells += [f"{best((m, attributes, '', n, t)):.0f}" if m in methods else "" for m in ("linear", "dq", "cor")]
+        cells += [f"{best((m, attributes, '', n, t)):.0f}" if m in methods else "" for m in METHODS]
         cells += [
             f"{best((m, attributes, '', n, t)) / best(ozz):.2f} ({spread((m, attributes, '', n, t), ozz)})"
             if m in methods
             else ""
-            for m in ("linear", "dq", "cor")
+            for m in METHODS
         ]
         print("| " + " | ".join(cells) + " |")
 def fastest_table(title, aggregate):
@@ -149,14 +156,14 @@ def fastest_table(title, aggregate):
     for n in sizes:
         for t in threads:
             for attributes, normals, methods in (
-                ("pn", "blended", ("linear", "dq", "cor")),
-                ("p", "none", ("linear",)),
+                ("pn", "blended", METHODS),
+                ("p", "none", (LINEAR,)),
             ):
                 ozz = fastest(("ozz", attributes, normals, n, t))
                 ours = {m: fastest((m, attributes, "", n, t)) for m in methods}
                 cells = [f"{n:,}", str(t), attributes, f"{ozz:.0f}"]
-                cells += [f"{ours[m]:.0f}" if m in ours else "" for m in ("linear", "dq", "cor")]
-                cells += [f"{ours[m] / ozz:.2f}" if m in ours else "" for m in ("linear", "dq", "cor")]
+                cells += [f"{ours[m]:.0f}" if m in ours else "" for m in METHODS]
+                cells += [f"{ours[m] / ozz:.2f}" if m in ours else "" for m in METHODS]
                 print("| " + " | ".join(cells) + " |")
     if len(threads) > 1:
         print("\nTwo threads / one thread, from the table above (positions + normals):\n")
@@ -164,7 +171,7 @@ def fastest_table(title, aggregate):
         print("|---|---|---|---|---|")
         for n in sizes:
             cells = [f"{n:,}"]
-            for key in (("ozz", "pn", "blended"), ("linear", "pn", ""), ("dq", "pn", ""), ("cor", "pn", "")):
+            for key in (("ozz", "pn", "blended"), *((m, "pn", "") for m in METHODS)):
                 one, two = fastest((*key, n, threads[0])), fastest((*key, n, threads[-1]))
                 cells.append(f"{two / one:.2f}")
             print("| " + " | ".join(cells) + " |")
@@ -176,8 +183,9 @@ if any(fastest_per_round):
         "those medians",
         statistics.median,
     )
-    # On a host whose cores are sometimes shared (a process then runs wholly about 1.3x
-    # slower), the fastest call of all rounds is each program's speed on an undisturbed core.
+    # On a host whose cores are sometimes shared (a whole process then runs slower: compare the
+    # rounds of the table above), the fastest call of all rounds is each program's speed on an
+    # undisturbed core.
     fastest_table(
         "Fastest single call of each program over all rounds (Mverts/s), and the ratio of those",
         max,

@@ -4,11 +4,11 @@
 //   node web/engines/run.mjs VECTORS_DIR SHADERS_DIR [--method dq|linear] [--doc FILE] [--serve]
 //
 // VECTORS_DIR from `skinblend conformance -o DIR`, SHADERS_DIR from `skinblend shaders --lang
-// glsl-es -o DIR`. Serves this folder at /, the vendored three.js (web/viewer/vendor/) at
-// /vendor/, docs/engines.md (or --doc FILE, for a test's altered copy) at /doc/engines.md,
-// VECTORS_DIR at /vectors/ and SHADERS_DIR at /shaders/ on 127.0.0.1. Any console error or page
-// error fails the run. Exit 0 on PASS, 1 on FAIL. --method linear is the negative control (LBS
-// collapses the ring, so it fails).
+// glsl-es -o DIR`. Serves this folder at /, the vendored three.js
+// (crates/skinblend-cli/web/viewer/vendor/) at /vendor/, docs/engines.md (or --doc FILE, for a
+// test's altered copy) at /doc/engines.md, VECTORS_DIR at /vectors/ and SHADERS_DIR at
+// /shaders/ on 127.0.0.1. Any console error or page error fails the run. Exit 0 on PASS, 1 on
+// FAIL. --method linear is the negative control (LBS collapses the ring, so it fails).
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -36,7 +36,7 @@ if (!vectors || !shaders || args.length !== 2) {
 const roots = [
   ['/vectors/', path.resolve(vectors)],
   ['/shaders/', path.resolve(shaders)],
-  ['/vendor/', path.join(repository, 'web/viewer/vendor')],
+  ['/vendor/', path.join(repository, 'crates/skinblend-cli/web/viewer/vendor')],
   ['/', here],
 ];
 const types = {

@@ -1,12 +1,15 @@
-//! `--gpu` for `evidence` (the rigs skinned by `skinblend-gpu`, measured as on the CPU) and the
-//! GPU that `pose --gpu` hands to the scene skinner.
+//! `--gpu` for `evidence` (the rigs skinned by `skinblend-gpu` through the core's one walk over
+//! them, measured as on the CPU) and the GPU that `pose --gpu` hands to the scene skinner.
+
+use std::cell::{Cell, RefCell};
 
 use anyhow::{Context, Result};
 use skinblend::evidence::{self, EvidenceRow};
-use skinblend::fixtures;
-use skinblend::glam::Vec4;
-use skinblend::{prepare, skin, Method, SkinInput, SkinOptions, Skinned};
-use skinblend_gpu::GpuSkinner;
+use skinblend::glam::{Vec3, Vec4};
+use skinblend::{
+    Diagnostics, Method, PreparedPalette, RunOptions, SkinBackend, SkinMesh, SkinOutputs, Skinned,
+};
+use skinblend_gpu::{GpuError, GpuMesh, GpuSkinner};
 
 /// What the GPU evidence run did besides the rows.
 pub struct GpuEvidence {
@@ -28,64 +31,77 @@ pub fn open_gpu() -> Result<GpuSkinner> {
 }
 
 /// The evidence rows with every mesh skinned on the GPU (LBS, DQS and CoR, the centers of
-/// rotation computed on the CPU as `skinblend::evidence::rows` does and uploaded with the mesh),
-/// measured exactly as `skinblend::evidence::measure` measures.
+/// rotation computed on the CPU and uploaded with the mesh): `skinblend::evidence::rows_on`
+/// with the GPU as the backend, so skinned and measured exactly as on the CPU.
 pub fn evidence_rows() -> Result<GpuEvidence> {
     let gpu = open_gpu()?;
     let info = gpu.adapter_info();
     let adapter = format!("{} ({:?})", info.name, info.backend);
-    let mut rows = Vec::new();
-    let mut cpu_methods = Vec::new();
-    let mut worst = 0f32;
-    for fixture in fixtures::all() {
-        let centers = evidence::fixture_rotation_centers(&fixture)?;
-        let input = SkinInput::new(
-            &fixture.positions,
-            Some(&fixture.normals),
-            Some(&fixture.tangents),
-            &fixture.influences,
-        )?
-        .with_rotation_centers(&centers)?;
-        let mut mesh = gpu.upload(&input)?;
-        for &angle_deg in evidence::angles_deg(&fixture) {
-            for method in Method::ALL {
-                if !gpu.supports(method) {
-                    rows.push(evidence::measure_with_centers(
-                        &fixture, angle_deg, method, &centers,
-                    )?);
-                    if !cpu_methods.contains(&method) {
-                        cpu_methods.push(method);
-                    }
-                    continue;
-                }
-                let options = SkinOptions {
-                    method,
-                    ..SkinOptions::default()
-                };
-                let palette = fixture.palette(angle_deg);
-                let joint_centers = Some(&fixture.joint_centers[..]);
-                let prepared = prepare(&palette, joint_centers, &options)?;
-                let on_gpu = gpu.skin_and_read_back(&mut mesh, &prepared, options.run_options())?;
-                let on_cpu = skin(&input, &palette, joint_centers, &options)?;
-                worst = worst.max(max_relative_difference(&on_gpu, &on_cpu));
-                rows.push(evidence::measure_skinned(
-                    &fixture, angle_deg, method, &on_gpu,
-                )?);
-            }
-        }
-    }
+    let backend = EvidenceGpu {
+        gpu,
+        cpu_methods: RefCell::new(Vec::new()),
+        worst: Cell::new(0.0),
+    };
+    let rows = evidence::rows_on(&backend)?;
     Ok(GpuEvidence {
         rows,
         adapter,
-        cpu_methods,
-        max_relative_difference: worst,
+        cpu_methods: backend.cpu_methods.into_inner(),
+        max_relative_difference: backend.worst.get(),
     })
+}
+
+/// The GPU as the evidence runs it: a method the adapter cannot run is skinned on the CPU (and
+/// noted), and every GPU result is compared with the CPU's on the same mesh and palette.
+struct EvidenceGpu {
+    gpu: GpuSkinner,
+    /// Methods skinned on the CPU, in the order first met.
+    cpu_methods: RefCell<Vec<Method>>,
+    /// The largest relative difference of a GPU result from the CPU's so far.
+    worst: Cell<f32>,
+}
+
+impl SkinBackend for EvidenceGpu {
+    type Mesh = GpuMesh;
+    type Error = GpuError;
+
+    fn load_mesh(&self, mesh: &SkinMesh<'_>) -> Result<GpuMesh, GpuError> {
+        self.gpu.load_mesh(mesh)
+    }
+
+    fn skin_mesh(
+        &self,
+        loaded: &mut GpuMesh,
+        mesh: &SkinMesh<'_>,
+        palette: &PreparedPalette,
+        mut outputs: SkinOutputs<'_>,
+        run: RunOptions,
+    ) -> Result<Diagnostics, GpuError> {
+        let method = palette.method();
+        if !self.gpu.supports(method) {
+            let mut cpu_methods = self.cpu_methods.borrow_mut();
+            if !cpu_methods.contains(&method) {
+                cpu_methods.push(method);
+            }
+            return Ok(mesh.skin_into(palette, outputs, run)?);
+        }
+        let on_gpu = SkinOutputs {
+            positions: &mut *outputs.positions,
+            normals: outputs.normals.as_deref_mut(),
+            tangents: outputs.tangents.as_deref_mut(),
+        };
+        let diagnostics = self.gpu.skin_mesh(loaded, mesh, palette, on_gpu, run)?;
+        let on_cpu = mesh.skin(palette, run)?;
+        let difference = max_relative_difference(&outputs, &on_cpu);
+        self.worst.set(self.worst.get().max(difference));
+        Ok(diagnostics)
+    }
 }
 
 /// The largest |gpu − cpu| / max(|cpu|, 1) over every vertex attribute (the fixtures are about
 /// 1 m in size, and normals and tangents are unit vectors). A NaN on either side counts as
 /// infinitely far (`f32::max` would drop it).
-fn max_relative_difference(gpu: &Skinned, cpu: &Skinned) -> f32 {
+fn max_relative_difference(gpu: &SkinOutputs<'_>, cpu: &Skinned) -> f32 {
     let rel = |a: Vec4, b: Vec4| {
         let difference = (a - b).length() / b.length().max(1.0);
         if difference.is_nan() {
@@ -94,19 +110,19 @@ fn max_relative_difference(gpu: &Skinned, cpu: &Skinned) -> f32 {
             difference
         }
     };
-    let mut worst = 0f32;
-    for (a, b) in gpu.positions.iter().zip(&cpu.positions) {
-        worst = worst.max(rel(a.extend(0.0), b.extend(0.0)));
+    let vec3s = |a: &[Vec3], b: &[Vec3]| {
+        a.iter()
+            .zip(b)
+            .map(|(a, b)| rel(a.extend(0.0), b.extend(0.0)))
+            .fold(0f32, f32::max)
+    };
+    let mut worst = vec3s(gpu.positions, &cpu.positions);
+    if let (Some(a), Some(b)) = (gpu.normals.as_deref(), cpu.normals.as_deref()) {
+        worst = worst.max(vec3s(a, b));
     }
-    if let (Some(a), Some(b)) = (&gpu.normals, &cpu.normals) {
-        for (a, b) in a.iter().zip(b) {
-            worst = worst.max(rel(a.extend(0.0), b.extend(0.0)));
-        }
-    }
-    if let (Some(a), Some(b)) = (&gpu.tangents, &cpu.tangents) {
-        for (a, b) in a.iter().zip(b) {
-            worst = worst.max(rel(*a, *b));
-        }
+    if let (Some(a), Some(b)) = (gpu.tangents.as_deref(), cpu.tangents.as_deref()) {
+        let tangents = a.iter().zip(b).map(|(a, b)| rel(*a, *b));
+        worst = worst.max(tangents.fold(0f32, f32::max));
     }
     worst
 }

@@ -6,7 +6,6 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use skinblend::Method;
 use skinblend_gpu::bench::{self, GpuBenchCase, GpuBenchRow, Timing};
-use skinblend_gpu::GpuSkinner;
 
 /// Options of the GPU benchmark.
 #[derive(Debug, Clone)]
@@ -24,16 +23,12 @@ pub struct GpuBenchOptions {
 /// Runs every case (every method, with normals, and with normals and tangents) and prints the
 /// rows.
 pub fn run(options: &GpuBenchOptions) -> Result<()> {
-    let gpu = GpuSkinner::new().context("--gpu needs a GPU adapter")?;
+    let gpu = crate::gpu::open_gpu()?;
     let mut rows = Vec::new();
     for &vertices in &options.vertices {
         for &influences in &options.influences {
             for (normals, tangents) in [(true, false), (true, true)] {
-                for method in [
-                    Method::Linear,
-                    Method::DualQuaternion,
-                    Method::CenterOfRotation,
-                ] {
+                for method in Method::ALL {
                     let case = GpuBenchCase {
                         method,
                         vertices,

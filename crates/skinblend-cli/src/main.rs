@@ -1,7 +1,6 @@
 //! The `skinblend` command line program.
 
 mod bench;
-mod bench_paths;
 mod centers;
 mod evidence;
 mod gpu;
@@ -19,6 +18,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
+use output::MAX_FRAMES;
+use skinblend::Method;
 
 /// Skeletal mesh skinning that does not collapse a twisted joint: LBS, DQS and centers of
 /// rotation, measured side by side.
@@ -113,8 +114,8 @@ enum Command {
         #[arg(long, value_name = "A..B")]
         frames: Option<pose::FrameRange>,
         /// Skinning method.
-        #[arg(long, default_value = "linear", value_parser = clap::builder::PossibleValuesParser::new(skinblend::Method::names()))]
-        method: String,
+        #[arg(long, value_enum, default_value_t = Method::Linear)]
+        method: Method,
         /// Output file: .glb, .gltf or .obj; with --fps/--frames a name with {frame} in it.
         #[arg(short, long, visible_alias = "out")]
         output: std::path::PathBuf,
@@ -187,7 +188,8 @@ enum Command {
         #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["wgsl", "glsl", "glsl-es", "hlsl", "msl"]))]
         lang: String,
         /// Skinning method, or all.
-        #[arg(long, default_value = "all", value_parser = clap::builder::PossibleValuesParser::new(["linear", "dq", "cor", "all"]))]
+        #[arg(long, default_value = shaders::ALL_METHODS,
+              value_parser = clap::builder::PossibleValuesParser::new(shaders::method_values()))]
         method: String,
         /// The folder to write into (created if missing).
         #[arg(short, long, visible_alias = "out", value_name = "DIR")]
@@ -209,9 +211,8 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         port: u16,
         /// Methods side by side, comma-separated, in order.
-        #[arg(long, value_delimiter = ',', default_values_t = skinblend::Method::names().map(String::from),
-              value_parser = clap::builder::PossibleValuesParser::new(skinblend::Method::names()))]
-        method: Vec<String>,
+        #[arg(long, value_enum, value_delimiter = ',', default_values_t = Method::ALL)]
+        method: Vec<Method>,
         /// Print the URL only; do not open a browser (one is never opened under CI or, on
         /// Linux, without a display).
         #[arg(long)]
@@ -283,7 +284,7 @@ fn main() -> ExitCode {
                 file: &file,
                 animation: animation.as_deref(),
                 when,
-                method: &method,
+                method,
                 output: &output,
                 gpu,
                 json,
@@ -295,19 +296,12 @@ fn main() -> ExitCode {
             port,
             method,
             no_open,
-        } => method
-            .iter()
-            .map(|m| m.parse::<skinblend::Method>())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(anyhow::Error::from)
-            .and_then(|methods| {
-                view::run(&view::ViewRequest {
-                    file: &file,
-                    port,
-                    methods,
-                    open: !no_open,
-                })
-            }),
+        } => view::run(&view::ViewRequest {
+            file: &file,
+            port,
+            methods: method,
+            open: !no_open,
+        }),
         Command::Shaders {
             lang,
             method,
@@ -347,7 +341,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("skinblend: {}", one_line(&error));
+            eprintln!("skinblend: {}", output::one_line(&error));
             if output::is_usage(&error) {
                 ExitCode::from(2)
             } else {
@@ -357,34 +351,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// Frames a command may be asked for: far more than any report or benchmark needs, and a bound
-/// on the work a typo can start.
-pub(crate) const MAX_FRAMES: i64 = 10_000;
 /// Vertices a GPU benchmark case may be asked for (100 million: 10 GB of buffers).
 const MAX_BENCH_VERTICES: i64 = 100_000_000;
-
-/// The error and its causes on one line, `context: error: cause`, leaving out a cause whose
-/// text the line already holds (our error types print their source in their own message) and
-/// a context that the next cause repeats.
-pub(crate) fn one_line(error: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in error.chain() {
-        let text = cause.to_string().replace(['\n', '\r'], " ");
-        if text.starts_with(&line) {
-            // A cause that repeats the context (a file name) and says more replaces it.
-            line = text;
-            continue;
-        }
-        if line.contains(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line
-}
 
 fn run_bench(quick: bool, json: bool) -> Result<()> {
     let plan = if quick {

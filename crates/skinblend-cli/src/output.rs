@@ -1,5 +1,6 @@
-//! Where commands write: bad usage (exit 2), the guard that refuses to write over the input,
-//! and the `{frame}` template of `pose`'s output.
+//! Where commands write and how they fail: bad usage (exit 2), an error as one line, the guard
+//! that refuses to write over the input, the `{frame}` template of `pose`'s output and the most
+//! frames a command may be asked for.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,33 @@ pub fn is_usage(error: &anyhow::Error) -> bool {
                 Some(GltfError::OutputIsInput { .. })
             )
     })
+}
+
+/// Frames a command may be asked for: far more than any report or benchmark needs, and a bound
+/// on the work a typo can start.
+pub const MAX_FRAMES: i64 = 10_000;
+
+/// The error and its causes on one line, `context: error: cause`, leaving out a cause whose
+/// text the line already holds (our error types print their source in their own message) and
+/// a context that the next cause repeats.
+pub fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string().replace(['\n', '\r'], " ");
+        if text.starts_with(&line) {
+            // A cause that repeats the context (a file name) and says more replaces it.
+            line = text;
+            continue;
+        }
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 /// Refuses (bad usage, exit 2) an `output` that is `input`, before anything is read or written:

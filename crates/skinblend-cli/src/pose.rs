@@ -1,5 +1,5 @@
 //! `skinblend pose FILE [--animation NAME|INDEX] [--time SECONDS | --rest | --fps N
-//! [--frames A..B]] [--method linear|dq|cor] [--gpu] [--json] -o OUT`.
+//! [--frames A..B]] [--method METHOD] [--gpu] [--json] -o OUT`.
 //!
 //! One process, the model loaded once: a single pose (at a time of an animation, or the rest
 //! pose), or one file per frame of an animation (`{frame}` in the output's name). Each file is
@@ -41,11 +41,11 @@ impl FromStr for FrameRange {
         if first > last {
             return Err(bad());
         }
-        if u64::from(last - first) >= crate::MAX_FRAMES as u64 {
+        if u64::from(last - first) >= crate::output::MAX_FRAMES as u64 {
             return Err(format!(
                 "{text:?} asks for {} frames; at most {} per run",
                 u64::from(last - first) + 1,
-                crate::MAX_FRAMES
+                crate::output::MAX_FRAMES
             ));
         }
         Ok(Self { first, last })
@@ -78,8 +78,8 @@ pub struct Request<'a> {
     pub animation: Option<&'a str>,
     /// Which pose or poses.
     pub when: When,
-    /// `linear`, `dq` or `cor`.
-    pub method: &'a str,
+    /// The skinning method.
+    pub method: Method,
     /// The output file, or a `{frame}` template for [`When::Frames`].
     pub output: &'a Path,
     /// Skin on the GPU.
@@ -99,7 +99,7 @@ struct Job {
 pub fn run(request: &Request) -> Result<()> {
     let start = Instant::now();
     let file = request.file;
-    let method: Method = request.method.parse()?;
+    let method = request.method;
     let template = match request.when {
         When::Frames { .. } => Some(FrameTemplate::parse(request.output)?),
         _ => {
@@ -329,11 +329,11 @@ fn frame_jobs(
         );
     }
     let count = u64::from(range.last - range.first) + 1;
-    if count > crate::MAX_FRAMES as u64 {
+    if count > crate::output::MAX_FRAMES as u64 {
         return usage(format!(
             "animation {animation} has {count} frames at {fps} fps; at most {} per run (use \
              --frames A..B)",
-            crate::MAX_FRAMES
+            crate::output::MAX_FRAMES
         ));
     }
     Ok((range.first..=range.last)

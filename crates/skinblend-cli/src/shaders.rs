@@ -9,10 +9,18 @@ use skinblend::Method;
 use skinblend_gltf::export::write_atomically;
 use skinblend_gpu::shaders::{palette_entry_bytes, ShaderLanguage};
 
-/// The methods a `--method` value names (`all`: every one).
+/// The `--method` value that names every method.
+pub const ALL_METHODS: &str = "all";
+
+/// The values `--method` takes: every [`Method::name`], then [`ALL_METHODS`].
+pub fn method_values() -> impl Iterator<Item = &'static str> {
+    Method::names().into_iter().chain([ALL_METHODS])
+}
+
+/// The methods a `--method` value names ([`ALL_METHODS`]: every one).
 fn methods(name: &str) -> Result<Vec<Method>> {
     Ok(match name {
-        "all" => Method::ALL.to_vec(),
+        ALL_METHODS => Method::ALL.to_vec(),
         other => vec![other.parse()?],
     })
 }

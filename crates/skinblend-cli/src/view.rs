@@ -1,9 +1,9 @@
 //! `skinblend view FILE`: a live side-by-side viewer (LBS | DQS | CoR) in the browser.
 //!
 //! A small HTTP/1.1 server of its own on `std::net` (bounded: connections, request head size,
-//! time to send a head; see `server`), bound to 127.0.0.1, serves the page (web/viewer/,
-//! embedded in the binary with three.js vendored beside it, so it works offline and from any
-//! folder) and the model's data as JSON and binary endpoints. Nothing else: no path reaches
+//! time to send a head; see `server`), bound to 127.0.0.1, serves the page (this crate's
+//! web/viewer/, embedded in the binary with three.js vendored beside it, so it works offline and
+//! from any folder) and the model's data as JSON and binary endpoints. Nothing else: no path reaches
 //! the file system, and any other path is 404. The page skins in the vertex shader with the GLSL ES
 //! functions of `skinblend shaders --lang glsl-es` (served as generated here, at start) and
 //! the palettes this server prepares per pose with the core (`/api/pose`), so the DQS split
@@ -11,8 +11,16 @@
 //! Centers of rotation the file does not carry and the per-frame metrics of `compare` are
 //! computed once, in the background, while the page shows the progress (`/api/status`).
 
-mod data;
+mod assets;
+mod background;
+mod browser;
+mod colors;
+mod http;
+mod layout;
+mod primitives;
+mod routes;
 mod server;
+mod viewer;
 
 use std::path::Path;
 
@@ -42,34 +50,6 @@ pub fn run(request: &ViewRequest<'_>) -> Result<()> {
     // The server lives until the process ends; the model is shared by the request loop and the
     // background computation without copies.
     let model: &'static Model = Box::leak(Box::new(model));
-    let viewer = data::Viewer::new(model, &shown, &request.methods).with_context(context)?;
-    server::serve(viewer, request)
-}
-
-/// Whether a browser may be opened: not when asked not to, never under `CI`, and on Linux and
-/// the BSDs only with a display.
-fn may_open_browser(open: bool) -> bool {
-    if !open || std::env::var_os("CI").is_some() {
-        return false;
-    }
-    if cfg!(any(target_os = "macos", target_os = "windows")) {
-        return true;
-    }
-    std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
-}
-
-/// Starts the platform's URL opener without waiting for it; says so when it cannot.
-fn open_browser(url: &str) {
-    let command = if cfg!(target_os = "macos") {
-        std::process::Command::new("open").arg(url).spawn()
-    } else if cfg!(target_os = "windows") {
-        std::process::Command::new("cmd")
-            .args(["/C", "start", "", url])
-            .spawn()
-    } else {
-        std::process::Command::new("xdg-open").arg(url).spawn()
-    };
-    if let Err(error) = command {
-        eprintln!("skinblend: could not open a browser ({error}); open {url} yourself");
-    }
+    let viewer = viewer::Viewer::new(model, &shown, &request.methods).with_context(context)?;
+    server::serve(viewer, request.port, request.open)
 }

@@ -5,7 +5,8 @@
 
 mod support;
 
-use support::{command, temp_dir};
+use skinblend_testkit::{file_names, ScratchDir};
+use support::command;
 
 /// Runs `skinblend` with backtraces on, so that a panic would show in its stderr.
 fn skinblend(args: &[&str]) -> Output {
@@ -160,18 +161,9 @@ fn assert_contract(run: &Output, file: &Path, place: &str, what: &str) {
     );
 }
 
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 #[test]
 fn every_broken_file_exits_1_with_one_line_and_writes_nothing() {
-    let root = temp_dir("corpus");
+    let root = ScratchDir::new("cli-corpus");
     let inputs = root.join("inputs");
     let outputs = root.join("outputs");
     std::fs::create_dir_all(&inputs).unwrap();
@@ -224,17 +216,16 @@ fn every_broken_file_exits_1_with_one_line_and_writes_nothing() {
         );
     }
     assert_eq!(
-        entries(&outputs),
+        file_names(&outputs),
         ["posed.glb", "posed.gltf", "posed.obj"],
         "only the good outputs remain: no temporary files"
     );
     assert!(cases.len() >= 14);
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
 fn a_failed_write_leaves_no_partial_file() {
-    let root = temp_dir("write");
+    let root = ScratchDir::new("cli-write");
     let input = root.join("strip.glb");
     std::fs::write(&input, strip(3).0.glb()).unwrap();
     // The target is a folder: the rename fails after the temporary file was written.
@@ -251,7 +242,7 @@ fn a_failed_write_leaves_no_partial_file() {
     assert!(message.contains("posed.glb"), "{message}");
     assert_eq!(message.trim_end().lines().count(), 1, "{message}");
     assert_eq!(
-        entries(&root),
+        file_names(&root),
         ["posed.glb", "strip.glb"],
         "no temporary file left"
     );
@@ -269,7 +260,6 @@ fn a_failed_write_leaves_no_partial_file() {
         String::from_utf8_lossy(&run.stderr)
     );
     assert!(std::fs::metadata(&good).unwrap().len() > 100);
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]

@@ -7,19 +7,14 @@
 
 mod support;
 
-use skinblend_testkit::{models_dir_if_present, repository_root};
-use support::{chromium_or_skip, skinblend};
+use skinblend::Method;
+use skinblend_testkit::{models_dir_if_present, PageDriver, ScratchDir};
+use support::skinblend;
 
 use std::path::Path;
-use std::process::Command;
-
-/// An empty scratch folder, removed when dropped.
-fn temporary(name: &str) -> skinblend_testkit::ScratchDir {
-    skinblend_testkit::ScratchDir::new(name)
-}
 
 fn shaders_writes_every_language_and_method() {
-    let dir = temporary("shaders");
+    let dir = ScratchDir::new("shaders");
     for lang in ["wgsl", "glsl", "glsl-es", "hlsl", "msl"] {
         let out = skinblend(&["shaders", "--lang", lang, "-o", dir.to_str().unwrap()]);
         assert!(
@@ -83,7 +78,7 @@ fn read_f32(path: &Path) -> Vec<f32> {
 }
 
 fn conformance_writes_the_cases_the_manifest_names() {
-    let dir = temporary("conformance");
+    let dir = ScratchDir::new("conformance");
     let mut args = vec!["conformance", "-o", dir.to_str().unwrap()];
     let models = models_dir_if_present();
     let models_arg = models.as_ref().map(|m| m.to_string_lossy().into_owned());
@@ -153,7 +148,7 @@ fn conformance_writes_the_cases_the_manifest_names() {
                 read_f32(&dir.join(frame["dual_quats"].as_str().unwrap())).len(),
                 8 * j
             );
-            for method in ["linear", "dq", "cor"] {
+            for method in Method::names() {
                 let p =
                     read_f32(&dir.join(frame["expected"][method]["positions"].as_str().unwrap()));
                 assert_eq!(p.len(), 3 * n);
@@ -179,11 +174,11 @@ fn conformance_writes_the_cases_the_manifest_names() {
 /// Every vector through each method's GLSL ES 3.00 shader in headless Chromium (WebGL2 on
 /// SwiftShader), within the manifest's tolerance; prints the count and the worst errors.
 fn webgl2_page_agrees_with_every_vector() {
-    if chromium_or_skip("the WebGL2 conformance check").is_none() {
+    let Some(driver) = PageDriver::or_skip("the WebGL2 conformance check") else {
         return;
-    }
-    let vectors = temporary("webgl-vectors");
-    let shaders = temporary("webgl-shaders");
+    };
+    let vectors = ScratchDir::new("webgl-vectors");
+    let shaders = ScratchDir::new("webgl-shaders");
     let mut args = vec!["conformance", "-o", vectors.to_str().unwrap()];
     let models = models_dir_if_present().map(|m| m.to_string_lossy().into_owned());
     if let Some(m) = &models {
@@ -199,8 +194,8 @@ fn webgl2_page_agrees_with_every_vector() {
     ])
     .status
     .success());
-    let out = Command::new("node")
-        .arg(repository_root().join("web/conformance/run.mjs"))
+    let out = driver
+        .node("web/conformance/run.mjs")
         .arg(vectors.path())
         .arg(shaders.path())
         .output()

@@ -3,6 +3,7 @@
 
 mod support;
 
+use skinblend::Method;
 use support::run;
 
 #[test]
@@ -146,16 +147,16 @@ fn json_rows_have_the_documented_keys_and_fixture_names() {
             assert!(row.get(key).is_some(), "row {row} lacks {key}");
         }
         let method = row["method"].as_str().unwrap();
-        assert!(["linear", "dq", "cor"].contains(&method), "{method}");
+        assert!(Method::names().contains(&method), "{method}");
     }
-    // Every fixture and angle has one row per method, in the order linear, dq, cor.
-    assert_eq!(rows.len() % 3, 0);
-    for group in rows.chunks(3) {
+    // Every fixture and angle has one row per method, in Method::ALL's order (linear, dq, cor).
+    assert_eq!(rows.len() % Method::ALL.len(), 0);
+    for group in rows.chunks(Method::ALL.len()) {
         let methods: Vec<&str> = group
             .iter()
             .map(|r| r["method"].as_str().unwrap())
             .collect();
-        assert_eq!(methods, ["linear", "dq", "cor"]);
+        assert_eq!(methods, Method::names());
         assert!(group.iter().all(|r| r["fixture"] == group[0]["fixture"]));
         assert!(group
             .iter()

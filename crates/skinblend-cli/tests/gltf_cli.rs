@@ -4,8 +4,8 @@
 
 mod support;
 
-use skinblend_testkit::{models_dir, SAMPLES};
-use support::{skinblend, stderr, temp_dir};
+use skinblend_testkit::{models_dir, ScratchDir, SAMPLES};
+use support::{skinblend, stderr};
 
 use std::path::Path;
 
@@ -31,7 +31,7 @@ fn info_describes_every_sample_model() {
 
 fn pose_writes_glb_gltf_and_obj_and_the_done_when_command_works() {
     let Some(dir) = models_dir() else { return };
-    let out = temp_dir("pose");
+    let out = ScratchDir::new("cli-pose");
     let cesium = dir.join("CesiumMan/CesiumMan.glb");
     let glb = out.join("cm.glb");
     // The "done when" command.
@@ -85,7 +85,6 @@ fn pose_writes_glb_gltf_and_obj_and_the_done_when_command_works() {
         .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// Runs the Khronos glTF-Validator (tools/validate-gltf.mjs) on the export of every sample
@@ -95,7 +94,7 @@ fn exports_of_every_sample_pass_the_khronos_validator() {
     let Some(script) = skinblend_testkit::gltf_validator() else {
         return;
     };
-    let out = temp_dir("validate");
+    let out = ScratchDir::new("cli-validate");
     let mut files = Vec::new();
     for name in SAMPLES {
         for (method, extension) in [("dq", "glb"), ("linear", "gltf")] {
@@ -148,11 +147,10 @@ fn exports_of_every_sample_pass_the_khronos_validator() {
         files.len(),
         "{report}"
     );
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 fn bad_input_exits_1_with_one_line_naming_the_file_and_place() {
-    let out = temp_dir("bad");
+    let out = ScratchDir::new("cli-bad");
     let broken = out.join("broken.glb");
     // A GLB header declaring a length under 12 (a known gltf 1.4.1 panic).
     let mut bytes = b"glTF".to_vec();
@@ -183,13 +181,12 @@ fn bad_input_exits_1_with_one_line_naming_the_file_and_place() {
     let missing = skinblend(&["info", "/nonexistent/model.glb"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(stderr(&missing).contains("/nonexistent/model.glb"));
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 fn unknown_animation_exits_1_and_bad_usage_exits_2() {
     let Some(dir) = models_dir() else { return };
     let fox = dir.join("Fox/Fox.glb");
-    let out = temp_dir("usage");
+    let out = ScratchDir::new("cli-usage");
     let target = out.join("x.glb");
     let run = skinblend(&[
         "pose",
@@ -229,14 +226,13 @@ fn unknown_animation_exits_1_and_bad_usage_exits_2() {
         "unknown output extension is bad usage"
     );
     assert!(stderr(&run).contains("x.png"));
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// A file that is not glTF at all (a text file, a PNG, skinblend's own .obj output, an empty
 /// file) is exit 1 with one line naming the file and saying it is not glTF 2.0, on every
 /// command that reads one, instead of the JSON parser's "expected value at line 1 column 1".
 fn a_file_that_is_not_gltf_says_so_on_every_command() {
-    let out = temp_dir("not-gltf");
+    let out = ScratchDir::new("cli-not-gltf");
     let rigs = skinblend(&["rigs", "-o", out.to_str().unwrap()]);
     assert!(rigs.status.success(), "{}", stderr(&rigs));
     let obj = out.join("posed.obj");
@@ -278,7 +274,6 @@ fn a_file_that_is_not_gltf_says_so_on_every_command() {
         }
         assert!(!out.join("never.glb").exists());
     }
-    std::fs::remove_dir_all(&out).unwrap();
 }
 
 skinblend_testkit::test_main!(

@@ -4,6 +4,7 @@
 
 mod support;
 
+use skinblend::Method;
 use support::run;
 
 /// GPU against CPU for measurements derived from vertices that agree within 1e-5 relative
@@ -71,7 +72,7 @@ fn pose_on_the_gpu_writes_the_cpu_file() {
     let dir = skinblend_testkit::ScratchDir::new("gpu-cli");
     let model = model.to_string_lossy().into_owned();
     // CoR: the model carries no centers, so both sides compute them (deterministically).
-    for method in ["linear", "dq", "cor"] {
+    for method in Method::names() {
         let gpu_out = dir.join(format!("gpu_{method}.obj"));
         let cpu_out = dir.join(format!("cpu_{method}.obj"));
         let gpu_path = gpu_out.to_string_lossy().into_owned();
@@ -127,7 +128,7 @@ fn bench_gpu_prints_kernel_end_to_end_and_copy_floor() {
     let rows = rows.as_array().expect("array");
     // 1 size × 2 influence counts × 2 attribute sets × 3 methods.
     assert_eq!(rows.len(), 12);
-    for method in ["linear", "dq", "cor"] {
+    for method in Method::names() {
         assert!(
             rows.iter().any(|row| row["method"] == method),
             "no {method} row"

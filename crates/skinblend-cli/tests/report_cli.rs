@@ -2,30 +2,20 @@
 
 mod support;
 
-use skinblend_testkit::models_dir;
+use skinblend_testkit::{file_names, models_dir, ScratchDir};
 use support::skinblend;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn fresh_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
+/// The `.png` files of `dir`, sorted.
 fn pngs(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("report dir")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".png"))
-        .collect();
-    names.sort();
+    let mut names = file_names(dir);
+    names.retain(|n| n.ends_with(".png"));
     names
 }
 
 fn evidence_out_writes_the_picture_report_and_still_prints_the_table() {
-    let dir = fresh_dir("cli-evidence-report");
+    let dir = ScratchDir::new("cli-evidence-report");
     let output = skinblend(&["evidence", "--out", dir.to_str().expect("utf-8 path")]);
     assert!(
         output.status.success(),
@@ -48,7 +38,7 @@ fn evidence_out_writes_the_picture_report_and_still_prints_the_table() {
 
 fn compare_writes_a_report_of_a_sample_model() {
     let Some(models) = models_dir() else { return };
-    let dir = fresh_dir("cli-compare-report");
+    let dir = ScratchDir::new("cli-compare-report");
     let model = models.join("RiggedSimple/RiggedSimple.glb");
     let output = skinblend(&[
         "compare",
@@ -80,7 +70,7 @@ fn compare_writes_a_report_of_a_sample_model() {
 }
 
 fn compare_errors_name_the_problem() {
-    let dir = fresh_dir("cli-compare-errors");
+    let dir = ScratchDir::new("cli-compare-errors");
     let out = dir.to_str().expect("utf-8 path");
     let missing = skinblend(&["compare", "no-such-file.glb", "--out", out]);
     assert!(!missing.status.success());

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use glam::Vec3;
 use skinblend::evidence::{self, EvidenceRow};
 use skinblend::fixtures::{self, Fixture};
-use skinblend::{skin, Method, SkinInput, SkinOptions};
+use skinblend::{CpuBackend, Method};
 
 use crate::color::{self, ColorMap};
 use crate::error::{ReportError, Result};
@@ -171,8 +171,9 @@ pub fn compare_figure_framed(
     figure::side_by_side(heading, &panels, map.as_ref())
 }
 
-/// Skins `fixture` at `angle_deg` with `method` as the evidence table does (default options,
-/// the fixture's joint centers; `rotation_centers` for CoR) and returns the positions.
+/// Skins `fixture` at `angle_deg` with `method` as the evidence table does (the core's
+/// [`evidence::skin_fixture`] on the CPU: default options, the fixture's joint centers;
+/// `rotation_centers` for CoR) and returns the positions (only positions are skinned).
 ///
 /// # Errors
 /// [`ReportError::Skin`].
@@ -189,25 +190,19 @@ pub fn skin_fixture(
             method.name()
         )
     };
-    let mut input = SkinInput::new(&fixture.positions, None, None, &fixture.influences)
-        .map_err(ReportError::skin(what()))?;
-    if method == Method::CenterOfRotation {
-        input = input
-            .with_rotation_centers(rotation_centers)
-            .map_err(ReportError::skin(what()))?;
-    }
-    let options = SkinOptions {
-        method,
-        ..SkinOptions::default()
+    let centers = match method {
+        Method::CenterOfRotation => rotation_centers,
+        Method::Linear | Method::DualQuaternion => &[],
     };
-    Ok(skin(
-        &input,
-        &fixture.palette(angle_deg),
-        Some(&fixture.joint_centers),
-        &options,
+    let mesh = evidence::fixture_mesh(fixture, centers)
+        .map_err(ReportError::skin(what()))?
+        .without_normals()
+        .without_tangents();
+    Ok(
+        evidence::skin_fixture(&CpuBackend, &mut (), &mesh, fixture, angle_deg, method)
+            .map_err(ReportError::skin(what()))?
+            .positions,
     )
-    .map_err(ReportError::skin(what()))?
-    .positions)
 }
 
 /// One rendered fixture figure of the report.

@@ -3,44 +3,19 @@
 //! script error happened, and a screenshot is saved.
 //!
 //! Without a Chromium binary the tests skip with a message, except under `CI=true`, where they
-//! fail (`.ci/run` installs Debian's `chromium`). `SKINBLEND_CHROMIUM` names another binary.
+//! fail (`.ci/run` installs Debian's `chromium`). `CHROMIUM` names another binary
+//! (`skinblend_testkit::chromium`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use skinblend_report::html::{Block, Page, Section};
+use skinblend_testkit::{chromium_or_skip, models_dir, ScratchDir};
 
 /// A browser that has not finished in this long is hung (a cold start takes a few seconds).
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(120);
-
-fn chromium() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("SKINBLEND_CHROMIUM") {
-        return Some(PathBuf::from(path));
-    }
-    let path = std::env::var_os("PATH")?;
-    [
-        "chromium",
-        "chromium-browser",
-        "google-chrome",
-        "google-chrome-stable",
-    ]
-    .iter()
-    .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
-    .find(|candidate| candidate.is_file())
-}
-
-/// The browser, or `None` after printing why the test is skipped; panics under `CI=true`.
-fn browser_or_skip() -> Option<PathBuf> {
-    let found = chromium();
-    if found.is_none() {
-        skinblend_testkit::skip(
-            "needs Chromium on PATH (apt-get install chromium, or set SKINBLEND_CHROMIUM)",
-        );
-    }
-    found
-}
 
 /// Runs headless Chromium on `page` with `extra` arguments; returns its standard output.
 fn run_browser(browser: &Path, page: &Path, extra: &[String]) -> String {
@@ -49,13 +24,10 @@ fn run_browser(browser: &Path, page: &Path, extra: &[String]) -> String {
     // was shared, and one test's cleanup could delete it under another's Chromium (the likely
     // cause of a CI failure seen once: SIGTRAP after "Zygote could not fork").
     static RUNS: AtomicUsize = AtomicUsize::new(0);
-    let profile = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "chromium-profile-{}-{}",
-        std::process::id(),
+    let profile = ScratchDir::new(&format!(
+        "chromium-profile-{}",
         RUNS.fetch_add(1, Ordering::Relaxed)
     ));
-    let _ = std::fs::remove_dir_all(&profile);
-    std::fs::create_dir_all(&profile).expect("profile dir");
     let url = format!(
         "file://{}",
         page.canonicalize().expect("page path").display()
@@ -87,7 +59,6 @@ fn run_browser(browser: &Path, page: &Path, extra: &[String]) -> String {
         std::thread::sleep(Duration::from_millis(100));
     }
     let output = child.wait_with_output().expect("chromium output");
-    let _ = std::fs::remove_dir_all(&profile);
     assert!(
         output.status.success(),
         "chromium failed: {}\n{}",
@@ -108,11 +79,12 @@ fn body_attribute(dom: &str, name: &str) -> Option<String> {
 }
 
 fn the_evidence_report_loads_in_chromium_with_every_image_and_no_error() {
-    let Some(browser) = browser_or_skip() else {
+    let Some(browser) = chromium_or_skip("the report's browser test") else {
         return;
     };
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser-evidence-report");
-    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = ScratchDir::new("browser-evidence-report");
+    // The report is written into a folder of its own (it must be missing or empty).
+    let dir = scratch.join("report");
     let files = skinblend_report::evidence::write_report(&dir).expect("report");
     let index = dir.join("index.html");
     let html = std::fs::read_to_string(&index).expect("index");
@@ -158,21 +130,14 @@ fn the_evidence_report_loads_in_chromium_with_every_image_and_no_error() {
 }
 
 fn the_compare_report_of_a_sample_model_loads_in_chromium() {
-    let Some(browser) = browser_or_skip() else {
+    let Some(browser) = chromium_or_skip("the report's browser test") else {
         return;
     };
-    let models = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models");
-    if !models.is_dir() {
-        assert!(
-            std::env::var("CI").map_or(true, |ci| ci != "true"),
-            "CI=true but the sample models are missing at {}",
-            models.display()
-        );
-        eprintln!("SKIPPED: sample models not found at {}", models.display());
+    let Some(models) = models_dir() else {
         return;
-    }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser-compare-report");
-    let _ = std::fs::remove_dir_all(&dir);
+    };
+    let scratch = ScratchDir::new("browser-compare-report");
+    let dir = scratch.join("report");
     let options = skinblend_report::compare::CompareOptions {
         frames: 4,
         picked_frames: 1,
@@ -203,12 +168,10 @@ fn the_compare_report_of_a_sample_model_loads_in_chromium() {
 
 fn the_page_check_reports_a_missing_image() {
     // The check must be able to fail: a page whose image does not exist.
-    let Some(browser) = browser_or_skip() else {
+    let Some(browser) = chromium_or_skip("the report's browser test") else {
         return;
     };
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser-broken-page");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = ScratchDir::new("browser-broken-page");
     let page = Page {
         title: "broken".to_owned(),
         intro: "an image that is not there".to_owned(),

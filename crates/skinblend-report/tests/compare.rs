@@ -6,7 +6,7 @@
 //! `CI=true`, where they fail. Few frames keep them affordable in CI.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use skinblend::Influences;
 use skinblend_gltf::Model;
@@ -14,14 +14,7 @@ use skinblend_report::compare::{
     write_model_report, write_report, CompareOptions, CompareSummary, Progress, Stage,
     AGREEMENT_SHARE, FRAMES_CSV,
 };
-use skinblend_testkit::{models_dir, SAMPLES};
-
-fn fresh_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch folder");
-    dir
-}
+use skinblend_testkit::{file_names, models_dir, ScratchDir, SAMPLES};
 
 /// Few frames: enough for a loop's two ends, a middle and the plots' lines.
 fn few_frames() -> CompareOptions {
@@ -32,18 +25,9 @@ fn few_frames() -> CompareOptions {
     }
 }
 
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("folder")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 /// Every file of `dir` and its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    entries(dir)
+    file_names(dir)
         .into_iter()
         .map(|name| {
             let bytes = std::fs::read(dir.join(&name)).expect("file");
@@ -58,7 +42,7 @@ fn assert_full_report(dir: &Path, summary: &CompareSummary) -> String {
     let index = dir.join("index.html");
     assert_eq!(summary.files.last(), Some(&index), "index.html last");
     let html = std::fs::read_to_string(&index).expect("index.html");
-    let pngs: Vec<String> = entries(dir)
+    let pngs: Vec<String> = file_names(dir)
         .into_iter()
         .filter(|n| n.ends_with(".png"))
         .collect();
@@ -84,7 +68,7 @@ fn assert_full_report(dir: &Path, summary: &CompareSummary) -> String {
         html.contains(&format!("href=\"{FRAMES_CSV}\"")),
         "the CSV is linked"
     );
-    let mut expected = entries(dir);
+    let mut expected = file_names(dir);
     expected.retain(|n| n != "index.html");
     assert!(expected.iter().all(|n| !n.starts_with('.')), "{expected:?}");
     html
@@ -118,7 +102,7 @@ fn parse_csv(dir: &Path) -> (Vec<String>, Vec<Vec<Option<f64>>>) {
 
 fn every_sample_model_gives_a_full_report_with_its_numbers_as_csv() {
     let Some(models) = models_dir() else { return };
-    let root = fresh_dir("compare-sample-models");
+    let root = ScratchDir::new("compare-sample-models");
     for model in SAMPLES {
         let name = model.split('/').next().expect("name");
         let dir = root.join(name);
@@ -169,7 +153,7 @@ fn every_sample_model_gives_a_full_report_with_its_numbers_as_csv() {
 
 fn a_failed_or_interrupted_compare_leaves_the_earlier_report_as_it_was() {
     let Some(models) = models_dir() else { return };
-    let root = fresh_dir("compare-replace");
+    let root = ScratchDir::new("compare-replace");
     let dir = root.join("report");
     let model = models.join("RiggedSimple/RiggedSimple.glb");
     write_report(&model, &few_frames(), &dir, &mut |_| {}).expect("a good report");
@@ -185,7 +169,7 @@ fn a_failed_or_interrupted_compare_leaves_the_earlier_report_as_it_was() {
     assert!(
         snapshot(&dir) == good,
         "the good report is byte-identical; the folder now holds {:?}",
-        entries(&dir)
+        file_names(&dir)
     );
 
     // A compare interrupted halfway through writing (as by Ctrl-C): the first rendered
@@ -212,10 +196,10 @@ fn a_failed_or_interrupted_compare_leaves_the_earlier_report_as_it_was() {
     assert!(
         snapshot(&dir) == good,
         "the good report is byte-identical; the folder now holds {:?}",
-        entries(&dir)
+        file_names(&dir)
     );
     assert_eq!(
-        entries(&root),
+        file_names(&root),
         ["report"],
         "no partial folder is left behind"
     );
@@ -226,7 +210,7 @@ fn a_failed_or_interrupted_compare_leaves_the_earlier_report_as_it_was() {
     std::fs::write(other.join("notes.txt"), b"mine").expect("write");
     let refused = write_report(&model, &few_frames(), &other, &mut |_| {}).expect_err("refused");
     assert!(refused.to_string().contains("other"), "{refused}");
-    assert_eq!(entries(&other), ["notes.txt"]);
+    assert_eq!(file_names(&other), ["notes.txt"]);
 
     // And a later good run replaces the report whole.
     let summary = write_report(
@@ -241,7 +225,7 @@ fn a_failed_or_interrupted_compare_leaves_the_earlier_report_as_it_was() {
     .expect("a second good report");
     assert_eq!(parse_csv(&dir).1.len(), 3, "the new report's numbers");
     assert_full_report(&dir, &summary);
-    assert_eq!(entries(&root), ["other", "report"]);
+    assert_eq!(file_names(&root), ["other", "report"]);
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -277,7 +261,7 @@ fn rigid(mut model: Model) -> Model {
 
 fn a_rigid_rig_is_reported_as_methods_that_agree() {
     let Some(models) = models_dir() else { return };
-    let root = fresh_dir("compare-rigid");
+    let root = ScratchDir::new("compare-rigid");
     let dir = root.join("report");
     let model = rigid(Model::open(models.join("CesiumMan/CesiumMan.glb")).expect("load"));
     let summary = write_model_report(&model, "rigid CesiumMan", &few_frames(), &dir, &mut |_| {})
@@ -295,7 +279,7 @@ fn a_rigid_rig_is_reported_as_methods_that_agree() {
     for claim in ["folds", "swells", "bulge", "collapses"] {
         assert!(!html.contains(claim), "no caption claims {claim:?}");
     }
-    let pngs: Vec<String> = entries(&dir)
+    let pngs: Vec<String> = file_names(&dir)
         .into_iter()
         .filter(|n| n.ends_with(".png"))
         .collect();
@@ -311,7 +295,7 @@ fn a_rigid_rig_is_reported_as_methods_that_agree() {
 
 fn a_looping_clip_shows_its_end_pose_once() {
     let Some(models) = models_dir() else { return };
-    let root = fresh_dir("compare-loop");
+    let root = ScratchDir::new("compare-loop");
     let dir = root.join("report");
     // The fox's "Survey" clip loops: its last frame is its first pose again. Asking for every
     // one of 5 frames must render 4.
@@ -334,7 +318,8 @@ fn a_looping_clip_shows_its_end_pose_once() {
 
 fn a_cor_compare_over_48_frames_computes_centers_once_per_primitive() {
     let Some(models) = models_dir() else { return };
-    let dir = fresh_dir("compare-centers-once").join("report");
+    let scratch = ScratchDir::new("compare-centers-once");
+    let dir = scratch.join("report");
     let file = models.join("CesiumMan/CesiumMan.glb");
     let model = skinblend_gltf::Model::open(&file).expect("model");
     let mut primitives: Vec<(usize, usize)> = model

@@ -1,11 +1,13 @@
 //! The evidence report writes its files, and the page references exactly those images.
 
 use skinblend_report::evidence::write_report;
+use skinblend_testkit::ScratchDir;
 
 #[test]
 fn the_evidence_report_writes_pngs_and_an_index_referencing_them() {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("evidence-report");
-    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = ScratchDir::new("evidence-report");
+    // The report is written into a folder of its own (it must be missing or empty).
+    let dir = scratch.join("report");
     let written = write_report(&dir).expect("report");
     let index = dir.join("index.html");
     assert_eq!(written.last(), Some(&index), "index.html is written last");

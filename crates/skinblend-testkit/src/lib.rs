@@ -1,7 +1,8 @@
 //! Test helpers shared by the skinblend crates' tests (a dev-dependency only, never published):
 //! where the sample models are, which they are, how to run the Khronos glTF-Validator, a GLB
-//! writer for test files, scratch folders that remove themselves, and the test harness that
-//! reports a test which could not run as *ignored*, with its reason.
+//! writer and reader for test files, scratch folders that remove themselves and the sorted
+//! names of a folder's files, Chromium for the tests that open a page, and the test harness
+//! that reports a test which could not run as *ignored*, with its reason.
 //!
 //! Outside CI a missing folder or tool makes a test skip ([`skip`]); under `CI=true` it is a
 //! failure, since CI must run every test. A test file whose tests may skip runs under
@@ -14,8 +15,10 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+mod browser;
 mod scratch;
-pub use scratch::ScratchDir;
+pub use browser::{chromium, chromium_or_skip, PageDriver};
+pub use scratch::{file_names, ScratchDir};
 
 thread_local! {
     /// Why the test running on this thread skipped, if it did (see [`skip`]).
@@ -209,6 +212,26 @@ pub fn glb_bytes(json: &[u8], bin: &[u8]) -> Vec<u8> {
         out.extend_from_slice(&bin);
     }
     out
+}
+
+/// The JSON and BIN chunks of a GLB container (the BIN chunk empty when there is none), as
+/// [`glb_bytes`] writes them; `None` when `bytes` is not a GLB with a JSON chunk that fits.
+#[must_use]
+pub fn glb_chunks(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let word = |at: usize| {
+        let word = bytes.get(at..at + 4)?;
+        Some(u32::from_le_bytes(word.try_into().ok()?) as usize)
+    };
+    if !bytes.starts_with(b"glTF") {
+        return None;
+    }
+    let json_length = word(12)?;
+    let json = bytes.get(20..20 + json_length)?;
+    let bin = match word(20 + json_length) {
+        Some(bin_length) => bytes.get(28 + json_length..28 + json_length + bin_length)?,
+        None => &[],
+    };
+    Some((json, bin))
 }
 
 /// Skips the calling test for want of a GPU adapter (`error` says why there is none), or fails

@@ -1,4 +1,5 @@
-//! Scratch folders under the system's temporary directory that remove themselves.
+//! Scratch folders under the system's temporary directory that remove themselves, and the
+//! names of a folder's files.
 
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
@@ -7,7 +8,11 @@ use std::path::{Path, PathBuf};
 /// when dropped (also when the test panics), so a test run leaves nothing in the temporary
 /// directory. Derefs to its [`Path`].
 #[derive(Debug)]
-pub struct ScratchDir(PathBuf);
+pub struct ScratchDir {
+    path: PathBuf,
+    /// Whether [`ScratchDir::keep`] was called: then the folder stays.
+    kept: bool,
+}
 
 impl ScratchDir {
     /// Creates the folder for test `name` of this process, emptied first if a run that was
@@ -21,38 +26,68 @@ impl ScratchDir {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)
             .unwrap_or_else(|e| panic!("scratch folder {}: {e}", dir.display()));
-        Self(dir)
+        Self {
+            path: dir,
+            kept: false,
+        }
     }
 
     /// The folder's path.
     #[must_use]
     pub fn path(&self) -> &Path {
-        &self.0
+        &self.path
     }
+
+    /// Keeps the folder and everything in it (for a failing test to leave what it wrote for a
+    /// look): returns its path, and nothing is removed.
+    #[must_use]
+    pub fn keep(mut self) -> PathBuf {
+        self.kept = true;
+        self.path.clone()
+    }
+}
+
+/// The names of the entries of `dir`, sorted.
+///
+/// # Panics
+/// When `dir` cannot be read.
+#[must_use]
+pub fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| {
+            let entry = entry.unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+            entry.file_name().to_string_lossy().into_owned()
+        })
+        .collect();
+    names.sort();
+    names
 }
 
 impl Deref for ScratchDir {
     type Target = Path;
 
     fn deref(&self) -> &Path {
-        &self.0
+        &self.path
     }
 }
 
 impl AsRef<Path> for ScratchDir {
     fn as_ref(&self) -> &Path {
-        &self.0
+        &self.path
     }
 }
 
 impl AsRef<std::ffi::OsStr> for ScratchDir {
     fn as_ref(&self) -> &std::ffi::OsStr {
-        self.0.as_os_str()
+        self.path.as_os_str()
     }
 }
 
 impl Drop for ScratchDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        if !self.kept {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
     }
 }

@@ -20,10 +20,9 @@ const MESHES: usize = 1_000;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let method = match args.first().map(String::as_str) {
-        Some("dq") => Method::DualQuaternion,
-        _ => Method::Linear,
-    };
+    let method: Method = args
+        .first()
+        .map_or(Ok(Method::Linear), |name| name.parse())?;
     let rounds: usize = args.get(1).map_or(Ok(3), |r| r.parse())?;
     let crowd: Vec<_> = (0..MESHES)
         .map(|i| benchmark_mesh(VERTICES, 4, 24 + i % 41, 0xC0_0000 + i as u64))

@@ -1,6 +1,7 @@
 //! Runs one kernel in a loop, for profilers (perf, valgrind's callgrind):
 //! `cargo run --release -p skinblend --example kernel_loop -- dq pn 4 100000 200 [scalar]`
-//! (method linear|dq, attributes p|pn|pnt, influences, vertices, frames).
+//! Arguments: method `linear` or `dq` (a `Method` name; `cor` needs centers of rotation, which
+//! this mesh has not), attributes p|pn|pnt, influences, vertices, frames.
 
 use glam::{Vec3, Vec4};
 use skinblend::fixtures::benchmark_mesh;
@@ -9,10 +10,7 @@ use skinblend::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs}
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize, default: &str| args.get(i).cloned().unwrap_or_else(|| default.into());
-    let method = match arg(0, "dq").as_str() {
-        "linear" => Method::Linear,
-        _ => Method::DualQuaternion,
-    };
+    let method: Method = arg(0, Method::DualQuaternion.name()).parse()?;
     let attributes = arg(1, "pn");
     let k: usize = arg(2, "4").parse()?;
     let vertices: usize = arg(3, "100000").parse()?;

@@ -1,12 +1,15 @@
 //! The evidence table: every fixture at several angles under every method, measured the same
 //! way, and the reference figures of another engine's DQS documentation beside ours.
 
-use glam::Vec3;
+use glam::{Vec3, Vec4};
 
 use crate::cor::{self, CorOptions};
 use crate::fixtures::{self, Fixture, Motion, REST_RADIUS};
 use crate::metrics::{self, RatioStats};
-use crate::{skin, Diagnostics, Method, SkinError, SkinInput, SkinOptions, Skinned};
+use crate::{
+    prepare, CpuBackend, Diagnostics, Method, SkinBackend, SkinError, SkinMesh, SkinOptions,
+    SkinOutputs, Skinned,
+};
 
 /// One fixture at one angle under one method.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,17 +45,38 @@ pub fn angles_deg(fixture: &Fixture) -> &'static [f32] {
     }
 }
 
-/// Every row of the table: all fixtures, their angles, all methods. Deterministic.
+/// Every row of the table: all fixtures, their angles, all methods, skinned by the CPU kernels
+/// ([`rows_on`] with [`CpuBackend`]). Deterministic.
 ///
 /// # Errors
 /// Only if a fixture were malformed (a bug): fixtures are valid by construction.
 pub fn rows() -> Result<Vec<EvidenceRow>, SkinError> {
+    rows_on(&CpuBackend)
+}
+
+/// The rows of [`rows`] with every mesh skinned on `backend` (the CPU kernels, or a GPU: the
+/// one walk over the rigs for any backend). Per fixture: its centers of rotation are computed
+/// ([`fixture_rotation_centers`]), its mesh ([`fixture_mesh`]) is loaded on the backend once,
+/// then skinned at each of its angles ([`angles_deg`]) under every method ([`Method::ALL`]) by
+/// [`skin_fixture`] and measured by [`measure_skinned`], in that order.
+///
+/// # Errors
+/// The backend's; core errors (as the backend's error) only if a fixture were malformed.
+pub fn rows_on<B>(backend: &B) -> Result<Vec<EvidenceRow>, B::Error>
+where
+    B: SkinBackend,
+    B::Error: From<SkinError>,
+{
     let mut rows = Vec::new();
     for fixture in fixtures::all() {
         let centers = fixture_rotation_centers(&fixture)?;
+        let mesh = fixture_mesh(&fixture, &centers)?;
+        let mut loaded = backend.load_mesh(&mesh)?;
         for &angle_deg in angles_deg(&fixture) {
             for method in Method::ALL {
-                rows.push(measure_with_centers(&fixture, angle_deg, method, &centers)?);
+                let skinned =
+                    skin_fixture(backend, &mut loaded, &mesh, &fixture, angle_deg, method)?;
+                rows.push(measure_skinned(&fixture, angle_deg, method, &skinned)?);
             }
         }
     }
@@ -71,6 +95,76 @@ pub fn fixture_rotation_centers(fixture: &Fixture) -> Result<Vec<Vec3>, SkinErro
         &CorOptions::default(),
     )?
     .centers)
+}
+
+/// The fixture as the evidence skins it: its bind-pose positions, normals and tangents and its
+/// influences, borrowed, with `rotation_centers` (one per vertex, read only by
+/// [`Method::CenterOfRotation`]; empty for none). Checks the attributes once (O(vertices)).
+///
+/// # Errors
+/// Those of [`SkinMesh::with_rotation_centers`] for centers that are not one per vertex; the
+/// others only if a fixture were malformed (a bug).
+pub fn fixture_mesh<'f>(
+    fixture: &'f Fixture,
+    rotation_centers: &'f [Vec3],
+) -> Result<SkinMesh<'f>, SkinError> {
+    let mesh = SkinMesh::new(&fixture.positions[..], &fixture.influences)?
+        .with_normals(&fixture.normals[..])?
+        .with_tangents(&fixture.tangents[..])?;
+    if rotation_centers.is_empty() {
+        Ok(mesh)
+    } else {
+        mesh.with_rotation_centers(rotation_centers)
+    }
+}
+
+/// Skins `fixture` at `angle_deg` with `method` on `backend`, as every row of the evidence is
+/// skinned: the fixture's palette at that angle prepared for `method` with default options and
+/// the fixture's joint centers, then one [`SkinBackend::skin_mesh`] call into new buffers (one
+/// per attribute `mesh` has). `mesh` is the fixture's ([`fixture_mesh`], with its centers of
+/// rotation for [`Method::CenterOfRotation`]; without normals or tangents to skin positions
+/// only) and `loaded` what `backend` made of it ([`SkinBackend::load_mesh`]). Allocates the
+/// outputs.
+///
+/// # Errors
+/// Those of [`prepare`] and the backend's ([`SkinMesh::skin_into`]'s on the CPU).
+pub fn skin_fixture<B>(
+    backend: &B,
+    loaded: &mut B::Mesh,
+    mesh: &SkinMesh<'_>,
+    fixture: &Fixture,
+    angle_deg: f32,
+    method: Method,
+) -> Result<Skinned, B::Error>
+where
+    B: SkinBackend,
+    B::Error: From<SkinError>,
+{
+    let options = SkinOptions {
+        method,
+        ..SkinOptions::default()
+    };
+    let palette = prepare(
+        &fixture.palette(angle_deg),
+        Some(&fixture.joint_centers),
+        &options,
+    )?;
+    let n = mesh.vertex_count();
+    let mut positions = vec![Vec3::ZERO; n];
+    let mut normals = mesh.normals().map(|_| vec![Vec3::ZERO; n]);
+    let mut tangents = mesh.tangents().map(|_| vec![Vec4::ZERO; n]);
+    let outputs = SkinOutputs {
+        positions: &mut positions,
+        normals: normals.as_deref_mut(),
+        tangents: tangents.as_deref_mut(),
+    };
+    let diagnostics = backend.skin_mesh(loaded, mesh, &palette, outputs, options.run_options())?;
+    Ok(Skinned {
+        positions,
+        normals,
+        tangents,
+        diagnostics,
+    })
 }
 
 /// Skins `fixture` at `angle_deg` with `method` (default options, the fixture's joint centers)
@@ -92,35 +186,23 @@ pub fn measure(
 }
 
 /// [`measure`] with the fixture's centers of rotation given (one per vertex; read only by
-/// [`Method::CenterOfRotation`], and may be empty for the other methods).
+/// [`Method::CenterOfRotation`], and may be empty for the other methods), on the CPU
+/// ([`skin_fixture`] with [`CpuBackend`]).
 ///
 /// # Errors
-/// As [`rows`], and those of [`SkinInput::with_rotation_centers`] for CoR.
+/// As [`rows`], and those of [`fixture_mesh`] for CoR.
 pub fn measure_with_centers(
     fixture: &Fixture,
     angle_deg: f32,
     method: Method,
     rotation_centers: &[Vec3],
 ) -> Result<EvidenceRow, SkinError> {
-    let mut input = SkinInput::new(
-        &fixture.positions,
-        Some(&fixture.normals),
-        Some(&fixture.tangents),
-        &fixture.influences,
-    )?;
-    if method == Method::CenterOfRotation {
-        input = input.with_rotation_centers(rotation_centers)?;
-    }
-    let options = SkinOptions {
-        method,
-        ..SkinOptions::default()
+    let centers = match method {
+        Method::CenterOfRotation => rotation_centers,
+        Method::Linear | Method::DualQuaternion => &[],
     };
-    let skinned = skin(
-        &input,
-        &fixture.palette(angle_deg),
-        Some(&fixture.joint_centers),
-        &options,
-    )?;
+    let mesh = fixture_mesh(fixture, centers)?;
+    let skinned = skin_fixture(&CpuBackend, &mut (), &mesh, fixture, angle_deg, method)?;
     measure_skinned(fixture, angle_deg, method, &skinned)
 }
 

@@ -88,6 +88,19 @@ impl std::fmt::Display for Method {
     }
 }
 
+/// A method as a command-line value (with the `clap` feature: `--method linear|dq|cor`): the
+/// values are the [`Method::name`]s, in [`Method::ALL`]'s order, with no help text of their own.
+#[cfg(feature = "clap")]
+impl clap::ValueEnum for Method {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Self::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()))
+    }
+}
+
 /// What a palette is prepared for: the method, and the tolerance that decides which joints are
 /// rigid. [`crate::prepare`] builds exactly what this method blends and nothing else.
 ///

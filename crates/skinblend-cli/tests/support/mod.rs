@@ -1,8 +1,9 @@
-//! Helpers shared by the CLI's integration tests: the built `skinblend` binary, scratch
-//! folders, headless Chromium. The sample models and the glTF validator are skinblend-testkit's.
+//! Helpers shared by the CLI's integration tests, about the `skinblend` binary cargo built for
+//! them: running it, its output, the built-in rigs it writes. The sample models, scratch
+//! folders, Chromium and the glTF validator are skinblend-testkit's.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// A command for the `skinblend` binary cargo built for these tests.
@@ -20,11 +21,6 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// An empty scratch folder for test `name` of this process, removed when dropped.
-pub fn temp_dir(name: &str) -> skinblend_testkit::ScratchDir {
-    skinblend_testkit::ScratchDir::new(&format!("cli-{name}"))
-}
-
 /// Runs `skinblend` with `args`: its exit code (-1 when killed by a signal), stdout and stderr
 /// (which must be UTF-8).
 pub fn run(args: &[&str]) -> (i32, String, String) {
@@ -36,30 +32,23 @@ pub fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-/// `Some(())` when node, playwright-core (`npm ci --prefix tools`) and Chromium (`$CHROMIUM`, else
-/// /usr/bin/chromium) are all here to drive a page; otherwise `None` after saying which are
-/// missing and that `what` is skipped.
-///
-/// # Panics
-/// Under `CI=true` when any is missing (`.ci/run` installs them).
-pub fn chromium_or_skip(what: &str) -> Option<()> {
-    let node = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let playwright = skinblend_testkit::repository_root()
-        .join("tools/node_modules/playwright-core")
-        .is_dir();
-    let chromium =
-        Path::new(&std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()))
-            .is_file();
-    if node && playwright && chromium {
-        return Some(());
-    }
-    skinblend_testkit::skip(format!(
-        "{what} needs node, playwright-core (npm ci --prefix tools) and Chromium \
-         (apt-get install chromium): node {node}, playwright-core {playwright}, chromium \
-         {chromium}"
-    ));
-    None
+/// `path` as a command-line argument (test paths are UTF-8).
+pub fn arg(path: &Path) -> &str {
+    path.to_str().expect("a UTF-8 path")
+}
+
+/// Writes the built-in rigs into `dir` with `skinblend rigs` (`twist_coarse.glb`,
+/// `bend_coarse.glb`, `twist_fine.glb`, `bend_fine.glb`, `shear_cap.glb`) and returns the
+/// twist_coarse file.
+pub fn write_rigs(dir: &Path) -> PathBuf {
+    let run = skinblend(&["rigs", "-o", arg(dir)]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    dir.join("twist_coarse.glb")
+}
+
+/// Exit code 2 (bad usage) with one line on stderr containing `needle`.
+pub fn assert_usage(run: &Output, needle: &str) {
+    let text = stderr(run);
+    assert_eq!(run.status.code(), Some(2), "{text}");
+    assert!(text.contains(needle), "{needle:?} not in {text}");
 }

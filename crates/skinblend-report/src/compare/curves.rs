@@ -6,7 +6,7 @@ use crate::evidence::{method_label, method_style};
 use crate::html::Block;
 use crate::plot::{LinePlot, Marker, Series};
 
-use super::FrameMetrics;
+use super::types::FrameMetrics;
 
 pub(super) const PAIR_COLORS: [[u8; 3]; 3] = [[204, 121, 167], [230, 159, 0], [86, 180, 233]];
 pub(super) const PAIR_MARKERS: [Marker; 3] = [Marker::Circle, Marker::Triangle, Marker::Cross];

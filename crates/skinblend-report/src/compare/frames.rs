@@ -11,7 +11,9 @@ use skinblend_gltf::{Model, SceneOptions, SceneSkinner};
 use crate::error::{ReportError, Result};
 use crate::render::Bounds;
 
-use super::{CompareOptions, FrameMetrics, Progress, Stage, AGREEMENT_SHARE, SAME_POSE_SHARE};
+use super::types::{
+    CompareOptions, FrameMetrics, Progress, Stage, AGREEMENT_SHARE, SAME_POSE_SHARE,
+};
 
 /// One skinned primitive of the scene and where its vertices start in the joined mesh.
 pub(super) struct Part {

@@ -24,15 +24,7 @@ use skinblend::{
 use skinblend_gltf::{Model, SceneOptions, SceneSkinner};
 use skinblend_gpu::bench::bench_rig;
 
-use crate::bench::{call_times, Plan};
-
-/// Skinned nodes in the `scene` row's file: with `shear_cap`'s 1,090 vertices each, 109,000
-/// skinned vertices per frame.
-pub const SCENE_COPIES: usize = 100;
-
-/// The crowds measured: (meshes, vertices per mesh). Each mesh has its own palette of 24 to 64
-/// joints (the joint count cycles through that range), K = 4.
-pub const CROWDS: [(usize, usize); 2] = [(1_000, 2_000), (200, 10_000)];
+use super::plan::{call_times, Plan};
 
 /// One measured path.
 #[derive(Debug, Clone)]

@@ -1,7 +1,7 @@
 // Drives the page of `skinblend view` in headless Chromium (playwright-core from tools/,
 // `npm ci --prefix tools`) and writes what it saw for crates/skinblend-cli/tests/view.rs:
 //
-//   node web/viewer/check.mjs URL OUT_DIR TIME_S OTHER_TIME_S [PLAY_SECONDS]
+//   node crates/skinblend-cli/web/viewer/check.mjs URL OUT_DIR TIME_S OTHER_TIME_S [PLAY_SECONDS]
 //
 // Loads URL?paused&time=TIME_S, waits until the page has drawn that pose (or reports an
 // error), screenshots the viewports (OUT_DIR/first.png), moves the time slider to OTHER_TIME_S
@@ -15,11 +15,11 @@
 import { writeFile, mkdir } from 'node:fs/promises';
 import { get } from 'node:http';
 import path from 'node:path';
-import { withHeadlessChromium } from '../../tools/headless-chromium.mjs';
+import { withHeadlessChromium } from '../../../../tools/headless-chromium.mjs';
 
 const [url, out, first, second, play = '3'] = process.argv.slice(2);
 if (!url || !out || first === undefined || second === undefined) {
-  console.error('usage: node web/viewer/check.mjs URL OUT_DIR TIME_S OTHER_TIME_S [PLAY_SECONDS]');
+  console.error('usage: node crates/skinblend-cli/web/viewer/check.mjs URL OUT_DIR TIME_S OTHER_TIME_S [PLAY_SECONDS]');
   process.exit(2);
 }
 await mkdir(out, { recursive: true });

@@ -2,7 +2,7 @@
 // (playwright-core from tools/, `npm ci --prefix tools`) and writes what it saw for
 // crates/skinblend-cli/tests/view.rs:
 //
-//   node web/viewer/recover.mjs URL OUT_DIR [FAIL_SECONDS]
+//   node crates/skinblend-cli/web/viewer/recover.mjs URL OUT_DIR [FAIL_SECONDS]
 //
 // 1. Loads URL?paused&time=NaN (the server cannot pose NaN) and waits for the page's error
 //    (`nan_error`). 2. Clicks play: the page must play from the clip's start; waits up to 10 s
@@ -16,11 +16,11 @@
 //    1 only when the browser could not be driven. CHROMIUM picks the browser.
 import { writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { withHeadlessChromium } from '../../tools/headless-chromium.mjs';
+import { withHeadlessChromium } from '../../../../tools/headless-chromium.mjs';
 
 const [url, out, failSeconds = '6'] = process.argv.slice(2);
 if (!url || !out) {
-  console.error('usage: node web/viewer/recover.mjs URL OUT_DIR [FAIL_SECONDS]');
+  console.error('usage: node crates/skinblend-cli/web/viewer/recover.mjs URL OUT_DIR [FAIL_SECONDS]');
   process.exit(2);
 }
 await mkdir(out, { recursive: true });
