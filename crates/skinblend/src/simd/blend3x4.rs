@@ -289,18 +289,10 @@ pub(super) unsafe fn blend_rows8<
 /// in sixteen registers, and spills). The first group's padding row is dead and not passed.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn barrier7(r: [__m256; 7]) -> [__m256; 7] {
+pub(super) fn barrier7(r: [__m256; 7]) -> [__m256; 7] {
     if cfg!(skinblend_intrinsics) {
-        barrier7_intrinsics(r)
-    } else {
-        barrier7_asm(r)
+        return barrier7_intrinsics(r);
     }
-}
-
-/// [`barrier7`] as its empty `asm!` block.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(super) fn barrier7_asm(r: [__m256; 7]) -> [__m256; 7] {
     let [mut r0, mut r1, mut r2, mut r3, mut r4, mut r5, mut r6] = r;
     // SAFETY: the template is a comment; it changes no register, no memory and no flag.
     unsafe {
@@ -404,17 +396,10 @@ unsafe fn blend_vertex<const C: bool, const OFFSETS: bool>(
 /// instruction count. LBS with normals 1.05× at 10k, `ab.py 15 "linear pn 4 10000 5000"`
 /// against the twin (the measuring recipe is in `simd/mod.rs`).
 #[inline(always)]
-fn address_by_register(p: *const f32) -> *const f32 {
+pub(super) fn address_by_register(p: *const f32) -> *const f32 {
     if cfg!(skinblend_intrinsics) {
-        address_by_register_intrinsics(p)
-    } else {
-        address_by_register_asm(p)
+        return address_by_register_intrinsics(p);
     }
-}
-
-/// [`address_by_register`] as its empty `asm!` block.
-#[inline(always)]
-pub(super) fn address_by_register_asm(p: *const f32) -> *const f32 {
     // The address alone passes through the block (`map_addr` keeps `p`'s provenance).
     p.map_addr(|mut address| {
         // SAFETY: an empty template: it reads and writes nothing but the register holding

@@ -1,25 +1,25 @@
 //! Every `asm!` routine of the kernels against its intrinsics twin and a scalar model of what it
 //! computes, on the same random inputs, as dav1d's checkasm tests its assembly: the `asm!` and
 //! the twin bit for bit; the scalar model bit for bit where it can do the same operations in the
-//! same order (`f32::mul_add` is the fused multiply-add), else within a named tolerance.
+//! same order (`f32::mul_add` is the fused multiply-add), else within a named tolerance. Each
+//! routine's plain name is its `asm!` (in a `--cfg skinblend_intrinsics` build, its twin too).
 
 use std::arch::x86_64::*;
 
 use glam::{Affine3A, Mat4, Quat, Vec3};
 
 use super::blend3x4::{
-    address_by_register_asm, address_by_register_intrinsics, barrier7_asm, barrier7_intrinsics,
+    address_by_register, address_by_register_intrinsics, barrier7, barrier7_intrinsics,
 };
 use super::block::Block;
 use super::cpu::Avx2Fma;
-use super::dq_table::{blend4_signed_asm, blend4_signed_intrinsics};
+use super::dq_table::{blend4_signed, blend4_signed_intrinsics};
 use super::driver::{whole_blocks, Run, LINEAR};
 use super::layout::{LineAligned, SignedEntry, LANES, SIGNED_ENTRY_FLIP_BYTES};
-use super::lbs_positions::{position_pair4_asm, position_pair4_intrinsics, PairPointers};
+use super::lbs_positions::{position_pair4, position_pair4_intrinsics, PairPointers};
 use super::loads::{
-    load_entry_halves_asm, load_entry_halves_intrinsics, load_entry_pairs_asm,
-    load_entry_pairs_intrinsics, shuffle_ps_asm, shuffle_ps_intrinsics, store_rows3_asm,
-    store_rows3_intrinsics,
+    load_entry_halves, load_entry_halves_intrinsics, load_entry_pairs, load_entry_pairs_intrinsics,
+    shuffle_ps, shuffle_ps_intrinsics, store3x8, store_rows3_intrinsics,
 };
 use super::policy;
 use crate::fixtures::benchmark_mesh;
@@ -101,7 +101,7 @@ fn shuffle_ps_against_its_twin_and_vshufps_semantics() {
                 // SAFETY: the token proves AVX2 and FMA.
                 let (asm, twin) = unsafe {
                     (
-                        lanes(shuffle_ps_asm::<$imm>(register(a), register(b))),
+                        lanes(shuffle_ps::<$imm>(register(a), register(b))),
                         lanes(shuffle_ps_intrinsics::<$imm>(register(a), register(b))),
                     )
                 };
@@ -115,25 +115,34 @@ fn shuffle_ps_against_its_twin_and_vshufps_semantics() {
 }
 
 #[test]
-fn store_rows3_against_its_twin_and_the_packed_layout() {
+fn vec3_stores_against_their_twin_and_the_packed_layout() {
     let Some(_avx2_fma) = avx2_fma() else { return };
     let mut rng = Rng(0x5EED_0002);
     for _ in 0..64 {
-        let rows: [[f32; 8]; 3] = std::array::from_fn(|_| rng.floats::<8>());
-        let (mut asm, mut twin) = ([f32::NAN; 24], [f32::NAN; 24]);
-        // SAFETY: the token proves AVX2 and FMA; both outputs are 96 writable bytes.
-        unsafe {
-            store_rows3_asm(asm.as_mut_ptr(), rows.map(register));
-            store_rows3_intrinsics(twin.as_mut_ptr(), rows.map(register));
-        }
-        // Row `r`'s low half at f32 4r, its high half at 12 + 4r.
-        let mut model = [0.0f32; 24];
-        for (r, row) in rows.iter().enumerate() {
-            model[4 * r..4 * r + 4].copy_from_slice(&row[..4]);
-            model[12 + 4 * r..16 + 4 * r].copy_from_slice(&row[4..]);
-        }
-        assert_eq!(bits(asm), bits(twin));
-        assert_eq!(bits(asm), bits(model));
+        let xyz: [[f32; 8]; 3] = std::array::from_fn(|_| rng.floats::<8>());
+        let mut asm = [Vec3::NAN; LANES];
+        // SAFETY: the token proves AVX2 and FMA.
+        unsafe { store3x8(&mut asm, 0, xyz.map(register)) };
+        // The twin stores the rows `store3x8` shuffles the components into, `(v_l.. | v_l+4..)`
+        // of the packed vertices; from the packed result, those rows are known.
+        let packed: Vec<f32> = asm.iter().flat_map(|v| v.to_array()).collect();
+        let rows: [[f32; 8]; 3] = std::array::from_fn(|r| {
+            std::array::from_fn(|l| packed[if l < 4 { 4 * r + l } else { 12 + 4 * r + l - 4 }])
+        });
+        let mut twin = [f32::NAN; 24];
+        // SAFETY: the token proves AVX2 and FMA; `twin` is 96 writable bytes.
+        unsafe { store_rows3_intrinsics(twin.as_mut_ptr(), rows.map(register)) };
+        let model: Vec<f32> = (0..LANES)
+            .flat_map(|v| [xyz[0][v], xyz[1][v], xyz[2][v]])
+            .collect();
+        assert_eq!(
+            bits(twin).to_vec(),
+            packed.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            packed.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            model.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
     }
 }
 
@@ -150,11 +159,11 @@ fn entry_loads_against_their_twins_and_the_entries() {
         // an entry's start).
         let (halves, halves_twin, dual, dual_twin, pairs, pairs_twin) = unsafe {
             (
-                lanes(load_entry_halves_asm::<0>(base, low, high)),
+                lanes(load_entry_halves::<0>(base, low, high)),
                 lanes(load_entry_halves_intrinsics::<0>(base, low, high)),
-                lanes(load_entry_halves_asm::<16>(base, low, high)),
+                lanes(load_entry_halves::<16>(base, low, high)),
                 lanes(load_entry_halves_intrinsics::<16>(base, low, high)),
-                load_entry_pairs_asm(base, low, high),
+                load_entry_pairs(base, low, high),
                 load_entry_pairs_intrinsics(base, low, high),
             )
         };
@@ -182,7 +191,7 @@ fn empty_blocks_pass_their_values_through() {
     // SAFETY: the token proves AVX2 and FMA.
     let (asm, twin) = unsafe {
         (
-            barrier7_asm(rows.map(register)).map(lanes),
+            barrier7(rows.map(register)).map(lanes),
             barrier7_intrinsics(rows.map(register)).map(lanes),
         )
     };
@@ -190,7 +199,7 @@ fn empty_blocks_pass_their_values_through() {
     assert_eq!(asm.map(bits), rows.map(bits));
     let data = [1.0f32; 4];
     let p = data.as_ptr().wrapping_add(2);
-    assert_eq!(address_by_register_asm(p), p);
+    assert_eq!(address_by_register(p), p);
     assert_eq!(address_by_register_intrinsics(p), p);
 }
 
@@ -349,7 +358,7 @@ unsafe fn pairs(pointers: PairPointers, scale: [f32; 8], scaled: bool, offsets: 
     // SAFETY: the caller's contract.
     unsafe {
         if asm {
-            by!(position_pair4_asm);
+            by!(position_pair4);
         } else {
             by!(position_pair4_intrinsics);
         }
@@ -392,7 +401,7 @@ fn signed_blends_against_their_twin_and_a_scalar_model() {
             let (w, j, r) = (weights.as_ptr(), joints.as_ptr(), row.as_ptr());
             let mut ignored = 0;
             (
-                lanes(blend4_signed_asm::<true>(
+                lanes(blend4_signed::<true>(
                     register(start),
                     w,
                     j,
@@ -408,7 +417,7 @@ fn signed_blends_against_their_twin_and_a_scalar_model() {
                     entries,
                     &mut twin_count,
                 )),
-                lanes(blend4_signed_asm::<false>(
+                lanes(blend4_signed::<false>(
                     register(start),
                     w,
                     j,
@@ -496,7 +505,6 @@ fn lbs_loop_against_its_twin_and_the_scalar_kernel() {
                 palette: &palette,
                 renormalize: true,
                 first_vertex: 0,
-                block: &block,
             };
             let skin = |asm: bool| {
                 let (mut p, mut normals) = (vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]);
@@ -513,12 +521,14 @@ fn lbs_loop_against_its_twin_and_the_scalar_kernel() {
                     if asm {
                         whole_blocks::<LINEAR, 4, true, false, true, true, true>(
                             &run,
+                            &block,
                             &mut outputs,
                             &mut counts,
                         )
                     } else {
                         whole_blocks::<LINEAR, 4, true, false, true, true, false>(
                             &run,
+                            &block,
                             &mut outputs,
                             &mut counts,
                         )

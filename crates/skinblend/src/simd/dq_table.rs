@@ -116,7 +116,7 @@ unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: b
 /// that of a 32-byte readable line of `entries`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn blend4_signed<const C: bool>(
+pub(super) unsafe fn blend4_signed<const C: bool>(
     blend: __m256,
     weights: *const f32,
     joints: *const u16,
@@ -124,30 +124,12 @@ unsafe fn blend4_signed<const C: bool>(
     entries: *const f32,
     count: &mut usize,
 ) -> __m256 {
-    // SAFETY: the caller's contract.
-    unsafe {
-        if cfg!(skinblend_intrinsics) {
+    if cfg!(skinblend_intrinsics) {
+        // SAFETY: the caller's contract.
+        return unsafe {
             blend4_signed_intrinsics::<C>(blend, weights, joints, offsets, entries, count)
-        } else {
-            blend4_signed_asm::<C>(blend, weights, joints, offsets, entries, count)
-        }
+        };
     }
-}
-
-/// [`blend4_signed`] as one `asm!` block.
-///
-/// # Safety
-/// As [`blend4_signed`].
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn blend4_signed_asm<const C: bool>(
-    blend: __m256,
-    weights: *const f32,
-    joints: *const u16,
-    offsets: *const u16,
-    entries: *const f32,
-    count: &mut usize,
-) -> __m256 {
     let mut blend = blend;
     // One influence: its joint at byte `$joint` of `joints`, its weight at byte `$weight` of
     // `weights`; `$count` counts its flip or is empty.

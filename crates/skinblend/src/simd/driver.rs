@@ -140,28 +140,28 @@ fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R
         palette,
         renormalize,
         first_vertex,
-        block: &block,
     };
     let base = if M == LINEAR && !block.linear_offsets.is_empty() {
         // SAFETY: `lengths_agree` holds, for LBS the lengths `whole_blocks` needs.
-        unsafe { whole_blocks::<M, K, N, T, R, true, ASM>(&run, &mut outputs, &mut counts) }
+        unsafe { whole_blocks::<M, K, N, T, R, true, ASM>(&run, &block, &mut outputs, &mut counts) }
     } else {
         // SAFETY: as above.
-        unsafe { whole_blocks::<M, K, N, T, R, false, ASM>(&run, &mut outputs, &mut counts) }
+        unsafe {
+            whole_blocks::<M, K, N, T, R, false, ASM>(&run, &block, &mut outputs, &mut counts)
+        }
     };
     if base < count {
-        run.scalar_range(&mut outputs, base..count, &mut counts);
+        run.scalar_range(&block, &mut outputs, base..count, &mut counts);
     }
     counts
 }
 
-/// What [`drive_avx2`]'s helpers share: the call's arguments and the range's [`Block`].
+/// The call's arguments, which [`drive_avx2`] hands the scalar kernel with the blocks it declines.
 pub(super) struct Run<'r, 'a> {
     pub(super) input: &'r SkinInput<'a>,
     pub(super) palette: &'r PreparedPalette,
     pub(super) renormalize: bool,
     pub(super) first_vertex: usize,
-    pub(super) block: &'r Block<'a>,
 }
 
 impl Run<'_, '_> {
@@ -171,11 +171,12 @@ impl Run<'_, '_> {
     /// `RangeCounts::tallied_flips_recounted` (the scalar kernel counted them again).
     pub(super) fn scalar_range(
         &self,
+        block: &Block<'_>,
         outputs: &mut SkinOutputs<'_>,
         range: std::ops::Range<usize>,
         counts: &mut RangeCounts,
     ) {
-        counts.tallied_flips_recounted += tallied_flips(self.block, range.clone());
+        counts.tallied_flips_recounted += tallied_flips(block, range.clone());
         let part = SkinOutputs {
             positions: &mut outputs.positions[range.clone()],
             normals: outputs
@@ -198,8 +199,10 @@ impl Run<'_, '_> {
     }
 }
 
-/// The driver loop's whole blocks of `run.block` (of [`drive_avx2`]), into `outputs`; returns
-/// the first vertex of the range left (the last `len % 8`). `OFFSETS`: LBS addresses its
+/// The driver loop's whole blocks of `block` (of [`drive_avx2`]), into `outputs`; returns the
+/// first vertex of the range left (the last `len % 8`). The block is an argument of its own
+/// (not a field of `run`), so that the compiler knows the outputs' stores leave it alone and
+/// keeps its fields in registers across the blocks. `OFFSETS`: LBS addresses its
 /// palette entries by `Block::linear_offsets` (which the caller has seen cover the range). One
 /// loop per way of addressing, so that no block tests which. `ASM`: the variant that has one
 /// runs the hand-written loop (`lbs_loop`); without, its compiled twin, the loop below.
@@ -219,10 +222,10 @@ pub(super) unsafe fn whole_blocks<
     const ASM: bool,
 >(
     run: &Run<'_, '_>,
+    block: &Block<'_>,
     outputs: &mut SkinOutputs<'_>,
     counts: &mut RangeCounts,
 ) -> usize {
-    let block = run.block;
     if ASM && M == LINEAR && K == 4 && N && !T && R && OFFSETS {
         // The variant `skinblend bench` measures, as one hand-written loop
         // (tools/codegen/lbs_loop.py).
@@ -258,7 +261,7 @@ pub(super) unsafe fn whole_blocks<
         };
         if !done {
             // The scalar kernel counts these vertices' flips itself.
-            run.scalar_range(outputs, base..base + BLOCK_VERTICES, counts);
+            run.scalar_range(block, outputs, base..base + BLOCK_VERTICES, counts);
         }
         base += BLOCK_VERTICES;
     }

@@ -71,22 +71,21 @@ fn flipped_count_avx2(
 }
 
 /// The sum of the `counts` (rows of `joints`) whose entry in `offsets` (the pivot sign table,
-/// rows of `table_row`) is a flip. In u32, eight entries to a register: the counts add up to
-/// at most the mesh's slot count, which `Influences::pivot_pair_counts` checked fits a u32.
+/// rows of `table_row`) is a flip, as a mask and an add per entry, eight entries to a register.
+/// The counts add up to at most the mesh's slot count, which `Influences::pivot_pair_counts`
+/// checked fits a u32, so no sum wraps: the wrapping operations are the plain u32 ones the
+/// compiler vectorizes (an overflow check would stop it in a debug build).
 #[inline(always)]
 fn flipped_count(counts: &[u32], offsets: &[u16], joints: usize, table_row: usize) -> u32 {
     let row = |counts: &[u32], offsets: &[u16]| {
         counts
             .iter()
             .zip(offsets)
-            .map(|(&count, &offset)| {
-                if offset & SIGNED_ENTRY_FLIP_BYTES != 0 {
-                    count
-                } else {
-                    0
-                }
+            .fold(0u32, |flips, (&count, &offset)| {
+                // All ones where the entry flips.
+                let flip = 0u32.wrapping_sub(u32::from(offset & SIGNED_ENTRY_FLIP_BYTES != 0));
+                flips.wrapping_add(count & flip)
             })
-            .sum::<u32>()
     };
     if table_row == joints {
         // One loop over the whole table (no sum across the lanes per row).
@@ -95,6 +94,7 @@ fn flipped_count(counts: &[u32], offsets: &[u16], joints: usize, table_row: usiz
     counts
         .chunks_exact(joints)
         .zip(offsets.chunks_exact(table_row))
-        .map(|(counts, offsets)| row(counts, offsets))
-        .sum()
+        .fold(0u32, |flips, (counts, offsets)| {
+            flips.wrapping_add(row(counts, offsets))
+        })
 }

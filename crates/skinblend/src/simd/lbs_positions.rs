@@ -10,6 +10,9 @@ use super::blend3x4::{weight_scale8, weight_sums4, weighted8};
 use super::block::Block;
 use super::layout::LANES;
 
+/// The pointers [`position_pair4`] reads and writes: `(joints, weights, matrices, src, dst)`.
+pub(super) type PairPointers = (*const u16, *const f32, *const f32, *const f32, *mut f32);
+
 /// LBS positions only, four influences, of vertices `base .. base + 8`; `false`, having written
 /// nothing, when one of them is unweighted. Each vertex's blended 3x4 stays in its two registers
 /// `(c0 | c1)` and `(c2 | t)` (as `blend3x4::blend8` builds them) and transforms the vertex
@@ -137,37 +140,17 @@ pub(super) unsafe fn positions4<const R: bool, const OFFSETS: bool>(
 /// block, valid as it says.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn position_pair4<const P: usize, const SCALE: bool, const OFFSETS: bool>(
+pub(super) unsafe fn position_pair4<const P: usize, const SCALE: bool, const OFFSETS: bool>(
     pointers: PairPointers,
     one: __m256,
     spreads: [__m256i; 4],
     scale: (__m256, __m256i),
 ) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        if cfg!(skinblend_intrinsics) {
-            position_pair4_intrinsics::<P, SCALE, OFFSETS>(pointers, one, spreads, scale);
-        } else {
-            position_pair4_asm::<P, SCALE, OFFSETS>(pointers, one, spreads, scale);
-        }
+    if cfg!(skinblend_intrinsics) {
+        // SAFETY: the caller's contract.
+        unsafe { position_pair4_intrinsics::<P, SCALE, OFFSETS>(pointers, one, spreads, scale) };
+        return;
     }
-}
-
-/// The pointers [`position_pair4`] reads and writes: `(joints, weights, matrices, src, dst)`.
-pub(super) type PairPointers = (*const u16, *const f32, *const f32, *const f32, *mut f32);
-
-/// [`position_pair4`] as one `asm!` block.
-///
-/// # Safety
-/// As [`position_pair4`].
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn position_pair4_asm<const P: usize, const SCALE: bool, const OFFSETS: bool>(
-    pointers: PairPointers,
-    one: __m256,
-    spreads: [__m256i; 4],
-    scale: (__m256, __m256i),
-) {
     let (joints, weights, matrices, src, dst) = pointers;
     let [xy_a, z1_a, xy_b, z1_b] = spreads;
     let (scale, spread) = scale;

@@ -19,16 +19,8 @@ use super::layout::LANES;
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn shuffle_ps<const IMM: i32>(a: __m256, b: __m256) -> __m256 {
     if cfg!(skinblend_intrinsics) {
-        shuffle_ps_intrinsics::<IMM>(a, b)
-    } else {
-        shuffle_ps_asm::<IMM>(a, b)
+        return shuffle_ps_intrinsics::<IMM>(a, b);
     }
-}
-
-/// [`shuffle_ps`] as one `vshufps` in an `asm!` block.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(super) fn shuffle_ps_asm<const IMM: i32>(a: __m256, b: __m256) -> __m256 {
     let out: __m256;
     // SAFETY: AVX is enabled here; the instruction reads and writes registers only.
     unsafe {
@@ -119,7 +111,13 @@ pub(super) fn load3x8(values: &[Vec3], base: usize) -> [__m256; 3] {
 }
 
 /// Stores `[x, y, z]` (eight lanes each) into elements `base .. base + 8`; the inverse of
-/// [`load3x8`]: seven in-lane `vshufps`, then six 16-byte stores ([`store_rows3`]).
+/// [`load3x8`]: seven in-lane `vshufps`, six 16-byte stores (the high halves by `vextractf128`
+/// to memory, a store with no shuffle). The stores are one `asm!` block: as intrinsics
+/// ([`store_rows3_intrinsics`]), LLVM merges them into three 32-byte stores built by a
+/// `vinsertf128`, a `vperm2f128` and a `vblendps` (three more shuffles), which with 12-byte
+/// vertices cross a cache line in every other block (LBS with normals at 1M vertices 1.06×
+/// with the block, `ab.py 15 "linear pn 4 1000000 100"` against the twin; the measuring recipe
+/// is in `simd/mod.rs`).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn store3x8(values: &mut [Vec3], base: usize, [x, y, z]: [__m256; 3]) {
@@ -134,42 +132,14 @@ pub(super) fn store3x8(values: &mut [Vec3], base: usize, [x, y, z]: [__m256; 3])
         shuffle_ps::<0xDD>(z0z2x1x3, y1y3z1z3),
     ];
     let block = &mut values[base..base + LANES];
-    // SAFETY: `block` is 8 Vec3s, 96 contiguous writable bytes (`layout`'s asserts).
-    unsafe { store_rows3(block.as_mut_ptr().cast::<f32>(), rows) };
-}
-
-/// Writes the three rows of [`store3x8`], `(r_low | r_high)`, as eight packed `Vec3`s: each low
-/// half at `16 r` bytes, each high half at `48 + 16 r` (a 16-byte store and a `vextractf128` to
-/// memory each, no shuffle). One `asm!` block: as intrinsics, LLVM merges them into three
-/// 32-byte stores built by a `vinsertf128`, a `vperm2f128` and a `vblendps` (three more
-/// shuffles), which with 12-byte vertices cross a cache line in every other block (LBS with
-/// normals at 1M vertices 1.06× with this block, `ab.py 15 "linear pn 4 1000000 100"` against
-/// the twin; the measuring recipe is in `simd/mod.rs`).
-///
-/// # Safety
-/// The CPU has AVX; `p` is valid for writing 96 bytes.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn store_rows3(p: *mut f32, rows: [__m256; 3]) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        if cfg!(skinblend_intrinsics) {
-            store_rows3_intrinsics(p, rows);
-        } else {
-            store_rows3_asm(p, rows);
-        }
+    let p = block.as_mut_ptr().cast::<f32>();
+    if cfg!(skinblend_intrinsics) {
+        // SAFETY: `block` is 8 Vec3s, 96 contiguous writable bytes (`layout`'s asserts).
+        unsafe { store_rows3_intrinsics(p, rows) };
+        return;
     }
-}
-
-/// [`store_rows3`] as one `asm!` block.
-///
-/// # Safety
-/// As [`store_rows3`].
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn store_rows3_asm(p: *mut f32, rows: [__m256; 3]) {
-    // SAFETY: the caller guarantees 96 writable bytes at `p`: 16 bytes at 16r and at 48 + 16r
-    // (r < 3) are inside them. The block writes that memory only.
+    // SAFETY: `block` is 8 Vec3s, 96 contiguous writable bytes (`layout`'s asserts): 16 bytes
+    // at 16r and at 48 + 16r (r < 3) are inside it. The block writes that memory only.
     unsafe {
         std::arch::asm!(
             "vmovups xmmword ptr [{p}], {r0:x}",
@@ -187,10 +157,12 @@ pub(super) unsafe fn store_rows3_asm(p: *mut f32, rows: [__m256; 3]) {
     }
 }
 
-/// [`store_rows3`]'s intrinsics twin.
+/// The stores of [`store3x8`] as intrinsics, its twin: the three rows `(r_low | r_high)`
+/// written as eight packed `Vec3`s, each low half at `16 r` bytes of `p`, each high half at
+/// `48 + 16 r`.
 ///
 /// # Safety
-/// As [`store_rows3`].
+/// The CPU has AVX; `p` is valid for writing 96 bytes.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn store_rows3_intrinsics(p: *mut f32, rows: [__m256; 3]) {
@@ -231,27 +203,10 @@ pub(super) unsafe fn load_entry_halves<const BYTES: usize>(
     low: usize,
     high: usize,
 ) -> __m256 {
-    // SAFETY: the caller's contract.
-    unsafe {
-        if cfg!(skinblend_intrinsics) {
-            load_entry_halves_intrinsics::<BYTES>(base, low, high)
-        } else {
-            load_entry_halves_asm::<BYTES>(base, low, high)
-        }
+    if cfg!(skinblend_intrinsics) {
+        // SAFETY: the caller's contract.
+        return unsafe { load_entry_halves_intrinsics::<BYTES>(base, low, high) };
     }
-}
-
-/// [`load_entry_halves`] as one `asm!` block.
-///
-/// # Safety
-/// As [`load_entry_halves`].
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn load_entry_halves_asm<const BYTES: usize>(
-    base: *const f32,
-    low: usize,
-    high: usize,
-) -> __m256 {
     let out: __m256;
     // SAFETY: the caller guarantees both reads; the block only reads memory and writes `out`.
     unsafe {
@@ -302,27 +257,10 @@ pub(super) unsafe fn load_entry_pairs(
     low: usize,
     high: usize,
 ) -> (__m256, __m256) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        if cfg!(skinblend_intrinsics) {
-            load_entry_pairs_intrinsics(base, low, high)
-        } else {
-            load_entry_pairs_asm(base, low, high)
-        }
+    if cfg!(skinblend_intrinsics) {
+        // SAFETY: the caller's contract.
+        return unsafe { load_entry_pairs_intrinsics(base, low, high) };
     }
-}
-
-/// [`load_entry_pairs`] as one `asm!` block.
-///
-/// # Safety
-/// As [`load_entry_pairs`].
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn load_entry_pairs_asm(
-    base: *const f32,
-    low: usize,
-    high: usize,
-) -> (__m256, __m256) {
     let (first, second): (__m256, __m256);
     // SAFETY: the caller guarantees the reads; the block only reads memory and writes outputs.
     unsafe {
