@@ -505,6 +505,7 @@ fn lbs_loop_against_its_twin_and_the_scalar_kernel() {
                 palette: &palette,
                 renormalize: true,
                 first_vertex: 0,
+                block: &block,
             };
             let skin = |asm: bool| {
                 let (mut p, mut normals) = (vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]);

@@ -140,6 +140,7 @@ fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R
         palette,
         renormalize,
         first_vertex,
+        block: &block,
     };
     let base = if M == LINEAR && !block.linear_offsets.is_empty() {
         // SAFETY: `lengths_agree` holds, for LBS the lengths `whole_blocks` needs.
@@ -156,12 +157,13 @@ fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R
     counts
 }
 
-/// The call's arguments, which [`drive_avx2`] hands the scalar kernel with the blocks it declines.
+/// What [`drive_avx2`]'s helpers share: the call's arguments and the range's [`Block`].
 pub(super) struct Run<'r, 'a> {
     pub(super) input: &'r SkinInput<'a>,
     pub(super) palette: &'r PreparedPalette,
     pub(super) renormalize: bool,
     pub(super) first_vertex: usize,
+    pub(super) block: &'r Block<'a>,
 }
 
 impl Run<'_, '_> {
@@ -200,9 +202,8 @@ impl Run<'_, '_> {
 }
 
 /// The driver loop's whole blocks of `block` (of [`drive_avx2`]), into `outputs`; returns the
-/// first vertex of the range left (the last `len % 8`). The block is an argument of its own
-/// (not a field of `run`), so that the compiler knows the outputs' stores leave it alone and
-/// keeps its fields in registers across the blocks. `OFFSETS`: LBS addresses its
+/// first vertex of the range left (the last `len % 8`); `block` is `run.block` (see below).
+/// `OFFSETS`: LBS addresses its
 /// palette entries by `Block::linear_offsets` (which the caller has seen cover the range). One
 /// loop per way of addressing, so that no block tests which. `ASM`: the variant that has one
 /// runs the hand-written loop (`lbs_loop`); without, its compiled twin, the loop below.
@@ -226,6 +227,12 @@ pub(super) unsafe fn whole_blocks<
     outputs: &mut SkinOutputs<'_>,
     counts: &mut RangeCounts,
 ) -> usize {
+    // The same block: LBS reads it through the argument, whose fields the compiler then keeps
+    // in registers across blocks (LBS with normals, eight influences, 1.03× against reading
+    // it through `run`), DQS and CoR through `run` (CoR 1.06× against the argument;
+    // `ab.py 7 "cor pn 4 10000 3000"` and `"linear pn 8 10000 3000"`, the recipe in
+    // `simd/mod.rs`).
+    let block = if M == LINEAR { block } else { run.block };
     if ASM && M == LINEAR && K == 4 && N && !T && R && OFFSETS {
         // The variant `skinblend bench` measures, as one hand-written loop
         // (tools/codegen/lbs_loop.py).
