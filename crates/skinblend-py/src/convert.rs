@@ -1,6 +1,7 @@
 //! Conversions between numpy arrays and the crates' types, errors as Python exceptions, and
 //! the thread pools that `threads=` selects.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -54,21 +55,32 @@ pub(crate) fn slice<'a, T: numpy::Element, D: numpy::ndarray::Dimension>(
         .map_err(|_| PyValueError::new_err(format!("{name}: expected a C-contiguous array")))
 }
 
-pub(crate) fn vec3s(name: &str, array: &PyReadonlyArray2<'_, f32>) -> PyResult<Vec<Vec3>> {
+/// A `(N, 3)` float32 array's rows as `Vec3`s: borrowed without a copy (numpy's float32 data
+/// are 4-byte aligned, as `Vec3` needs), copied where an odd view is not.
+pub(crate) fn vec3s<'a>(
+    name: &str,
+    array: &'a PyReadonlyArray2<'_, f32>,
+) -> PyResult<Cow<'a, [Vec3]>> {
     check_columns(name, array.shape(), 3)?;
-    // Copied element by element: numpy data need only be 4-byte aligned.
-    Ok(slice(name, array)?
-        .chunks_exact(3)
-        .map(Vec3::from_slice)
-        .collect())
+    let data = slice(name, array)?;
+    Ok(match bytemuck::try_cast_slice(data) {
+        Ok(rows) => Cow::Borrowed(rows),
+        Err(_) => Cow::Owned(data.chunks_exact(3).map(Vec3::from_slice).collect()),
+    })
 }
 
-pub(crate) fn vec4s(name: &str, array: &PyReadonlyArray2<'_, f32>) -> PyResult<Vec<Vec4>> {
+/// A `(N, 4)` float32 array's rows as `Vec4`s: borrowed where the data are 16-byte aligned (as
+/// glam's `Vec4` needs; `numpy.empty` gives that), else copied.
+pub(crate) fn vec4s<'a>(
+    name: &str,
+    array: &'a PyReadonlyArray2<'_, f32>,
+) -> PyResult<Cow<'a, [Vec4]>> {
     check_columns(name, array.shape(), 4)?;
-    Ok(slice(name, array)?
-        .chunks_exact(4)
-        .map(Vec4::from_slice)
-        .collect())
+    let data = slice(name, array)?;
+    Ok(match bytemuck::try_cast_slice(data) {
+        Ok(rows) => Cow::Borrowed(rows),
+        Err(_) => Cow::Owned(data.chunks_exact(4).map(Vec4::from_slice).collect()),
+    })
 }
 
 /// A writable output array's data as `T`s (`Vec3`, `Vec4`), or a `ValueError` naming it when it

@@ -235,3 +235,27 @@ fn set_influences(dict: &Bound<'_, PyDict>, influences: &Influences) -> PyResult
     dict.set_item("weights", weights.reshape(shape)?)?;
     Ok(())
 }
+
+/// Dense `(N, J)` weights as sparse `(joints [N, K] u16, weights [N, K] f32)`, converted by the
+/// core (`Influences::from_dense_weights`: each vertex's non-zero joints first in ascending
+/// order, K the most of any vertex, at least 1), in one pass with the GIL released.
+#[pyfunction]
+pub(crate) fn dense_to_sparse<'py>(
+    py: Python<'py>,
+    weights: PyReadonlyArray2<'py, f32>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let joint_count = weights.shape()[1];
+    let dense = slice("weights", &weights)?;
+    let influences = py
+        .detach(|| Influences::from_dense_weights(dense, joint_count))
+        .map_err(skin_error)?;
+    let shape = [
+        influences.vertex_count(),
+        influences.influences_per_vertex(),
+    ];
+    let (joints, sparse) = influences.into_arrays();
+    Ok((
+        joints.into_pyarray(py).reshape(shape)?.into_any(),
+        sparse.into_pyarray(py).reshape(shape)?.into_any(),
+    ))
+}

@@ -25,11 +25,11 @@ use pyo3::prelude::*;
 use skinblend::Method;
 
 use functions::{
-    benchmark_mesh, candy_wrapper_radius, displacement, edge_ratios, evidence_rows,
-    fixture_palette, fixtures, rotation_centers, volume_ratio,
+    benchmark_mesh, candy_wrapper_radius, dense_to_sparse, displacement, edge_ratios,
+    evidence_rows, fixture_palette, fixtures, rotation_centers, volume_ratio,
 };
 use model::{NativeModel, NativePose};
-use skinner::NativeSkinner;
+use skinner::{skin_once, NativeSkinner};
 
 create_exception!(
     _native,
@@ -61,6 +61,8 @@ fn simd_backend() -> Option<&'static str> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeSkinner>()?;
+    m.add_function(wrap_pyfunction!(skin_once, m)?)?;
+    m.add_function(wrap_pyfunction!(dense_to_sparse, m)?)?;
     m.add_class::<NativeModel>()?;
     m.add_class::<NativePose>()?;
     m.add("GltfError", m.py().get_type::<PyGltfError>())?;

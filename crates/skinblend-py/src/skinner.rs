@@ -1,6 +1,9 @@
 //! `NativeSkinner`: one mesh checked once (a `SkinMesh`), skinned per frame or for many frames.
 
-use glam::{Vec3, Vec4};
+use std::borrow::Cow;
+use std::cell::RefCell;
+
+use glam::Vec3;
 use numpy::{
     PyReadonlyArray2, PyReadonlyArray3, PyReadonlyArrayDyn, PyReadwriteArray2, PyReadwriteArray3,
     PyUntypedArrayMethods,
@@ -32,25 +35,164 @@ pub(crate) struct NativeSkinner {
     prepared: Option<PreparedPalette>,
 }
 
-/// The mesh of the given attributes, checked once.
-fn mesh(
-    positions: Vec<Vec3>,
-    normals: Option<Vec<Vec3>>,
-    tangents: Option<Vec<Vec4>>,
-    influences: Influences,
-    centers: Option<Vec<Vec3>>,
-) -> Result<SkinMesh<'static>, SkinError> {
-    let mut mesh = SkinMesh::new(positions, influences)?;
-    if let Some(normals) = normals {
-        mesh = mesh.with_normals(normals)?;
+/// The arrays of a mesh as numpy gives them, before the core checks them.
+pub(crate) struct MeshArrays<'py> {
+    pub(crate) positions: PyReadonlyArray2<'py, f32>,
+    pub(crate) normals: Option<PyReadonlyArray2<'py, f32>>,
+    pub(crate) tangents: Option<PyReadonlyArray2<'py, f32>>,
+    pub(crate) joints: PyReadonlyArray2<'py, u16>,
+    pub(crate) weights: PyReadonlyArray2<'py, f32>,
+    pub(crate) joint_count: usize,
+    pub(crate) centers: Option<PyReadonlyArray2<'py, f32>>,
+}
+
+/// The most bytes of influence arrays a thread keeps between one-shot calls.
+const SPARE_INFLUENCES_MAX_BYTES: usize = 64 << 20;
+
+thread_local! {
+    /// The one-shot's influence arrays, kept between calls (up to
+    /// [`SPARE_INFLUENCES_MAX_BYTES`]): refilled, not reallocated, so a call touches no fresh
+    /// pages for them (2.4 MB at 100k vertices, four influences).
+    static SPARE_INFLUENCES: RefCell<(Vec<u16>, Vec<f32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+impl MeshArrays<'_> {
+    /// The influences, checked; their arrays are `spare`'s, refilled (see
+    /// [`SPARE_INFLUENCES`]), where given.
+    fn influences(&self, spare: Option<(Vec<u16>, Vec<f32>)>) -> PyResult<Influences> {
+        let (joints, weights) = (
+            slice("joints", &self.joints)?,
+            slice("weights", &self.weights)?,
+        );
+        let (mut joint_array, mut weight_array) = spare.unwrap_or_default();
+        joint_array.clear();
+        joint_array.extend_from_slice(joints);
+        weight_array.clear();
+        weight_array.extend_from_slice(weights);
+        Influences::new(
+            self.joints.shape()[1],
+            joint_array,
+            weight_array,
+            self.joint_count,
+        )
+        .map_err(skin_error)
     }
-    if let Some(tangents) = tangents {
-        mesh = mesh.with_tangents(tangents)?;
+
+    /// The mesh over these arrays and `influences`, checked once: positions, normals and
+    /// centers borrowed from numpy without a copy (tangents too where 16-byte aligned).
+    fn mesh<'a>(&'a self, influences: impl Into<Cow<'a, Influences>>) -> PyResult<SkinMesh<'a>> {
+        let mut mesh =
+            SkinMesh::new(vec3s("positions", &self.positions)?, influences).map_err(skin_error)?;
+        if let Some(normals) = &self.normals {
+            mesh = mesh
+                .with_normals(vec3s("normals", normals)?)
+                .map_err(skin_error)?;
+        }
+        if let Some(tangents) = &self.tangents {
+            mesh = mesh
+                .with_tangents(vec4s("tangents", tangents)?)
+                .map_err(skin_error)?;
+        }
+        if let Some(centers) = &self.centers {
+            mesh = mesh
+                .with_rotation_centers(vec3s("centers", centers)?)
+                .map_err(skin_error)?;
+        }
+        Ok(mesh)
     }
-    match centers {
-        Some(centers) => mesh.with_rotation_centers(centers),
-        None => Ok(mesh),
+}
+
+/// Output arrays as the kernels' slices, each checked for shape and layout.
+fn outputs<'a>(
+    positions: &'a mut PyReadwriteArray2<'_, f32>,
+    normals: Option<&'a mut PyReadwriteArray2<'_, f32>>,
+    tangents: Option<&'a mut PyReadwriteArray2<'_, f32>>,
+) -> PyResult<SkinOutputs<'a>> {
+    check_columns("out", positions.shape(), 3)?;
+    let normals = match normals {
+        Some(a) => {
+            check_columns("out_normals", a.shape(), 3)?;
+            Some(out_slice("out_normals", a)?)
+        }
+        None => None,
+    };
+    let tangents = match tangents {
+        Some(a) => {
+            check_columns("out_tangents", a.shape(), 4)?;
+            Some(out_slice("out_tangents", a)?)
+        }
+        None => None,
+    };
+    Ok(SkinOutputs {
+        positions: out_slice("out", positions)?,
+        normals,
+        tangents,
+    })
+}
+
+/// Skins a mesh once (`skinblend.skin`): the mesh is checked once and borrowed from numpy
+/// (see [`MeshArrays::mesh`]), skinned into the given arrays; returns the diagnostics.
+#[pyfunction]
+#[pyo3(signature = (positions, normals, tangents, joints, weights, joint_count, method, bind_origins, centers, threads, palette, out_positions, out_normals=None, out_tangents=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn skin_once<'py>(
+    py: Python<'py>,
+    positions: PyReadonlyArray2<'py, f32>,
+    normals: Option<PyReadonlyArray2<'py, f32>>,
+    tangents: Option<PyReadonlyArray2<'py, f32>>,
+    joints: PyReadonlyArray2<'py, u16>,
+    weights: PyReadonlyArray2<'py, f32>,
+    joint_count: usize,
+    method: &str,
+    bind_origins: Option<PyReadonlyArray2<'py, f32>>,
+    centers: Option<PyReadonlyArray2<'py, f32>>,
+    threads: Option<usize>,
+    palette: PyReadonlyArray3<'py, f32>,
+    mut out_positions: PyReadwriteArray2<'py, f32>,
+    mut out_normals: Option<PyReadwriteArray2<'py, f32>>,
+    mut out_tangents: Option<PyReadwriteArray2<'py, f32>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    check_threads(threads)?;
+    let options = SkinOptions {
+        method: parse_method(method)?,
+        parallel: threads != Some(1),
+        ..SkinOptions::default()
+    };
+    let palette = matrices("palette", slice("palette", &palette)?, palette.shape())?;
+    let bind_origins = bind_origins
+        .as_ref()
+        .map(|b| vec3s("bind_origins", b))
+        .transpose()?;
+    let arrays = MeshArrays {
+        positions,
+        normals,
+        tangents,
+        joints,
+        weights,
+        joint_count,
+        centers,
+    };
+    let outputs = outputs(
+        &mut out_positions,
+        out_normals.as_mut(),
+        out_tangents.as_mut(),
+    )?;
+    let spare = SPARE_INFLUENCES.with(|spare| std::mem::take(&mut *spare.borrow_mut()));
+    let influences = arrays.influences(Some(spare))?;
+    let diagnostics = {
+        let mesh = arrays.mesh(&influences)?;
+        py.detach(|| {
+            on_threads(threads, || -> Result<Diagnostics, SkinError> {
+                let prepared = prepare(&palette, bind_origins.as_deref(), &options)?;
+                mesh.skin_into(&prepared, outputs, options.run_options())
+            })
+        })?
+    };
+    let (joints, weights) = influences.into_arrays();
+    if joints.capacity() * 2 + weights.capacity() * 4 <= SPARE_INFLUENCES_MAX_BYTES {
+        SPARE_INFLUENCES.with(|spare| *spare.borrow_mut() = (joints, weights));
     }
+    diagnostics_dict(py, &diagnostics.map_err(skin_error)?)
 }
 
 #[pymethods]
@@ -72,26 +214,22 @@ impl NativeSkinner {
     ) -> PyResult<Self> {
         check_threads(threads)?;
         let method = parse_method(method)?;
-        let k = joints.shape()[1];
-        let influences = Influences::new(
-            k,
-            slice("joints", &joints)?.to_vec(),
-            slice("weights", &weights)?.to_vec(),
+        let arrays = MeshArrays {
+            positions,
+            normals,
+            tangents,
+            joints,
+            weights,
             joint_count,
-        )
-        .map_err(skin_error)?;
-        let mesh = mesh(
-            vec3s("positions", &positions)?,
-            normals.map(|n| vec3s("normals", &n)).transpose()?,
-            tangents.map(|t| vec4s("tangents", &t)).transpose()?,
-            influences,
-            centers.map(|c| vec3s("centers", &c)).transpose()?,
-        )
-        .map_err(skin_error)?;
+            centers,
+        };
+        let influences = arrays.influences(None)?;
+        let mesh = arrays.mesh(influences)?.into_owned();
         Ok(Self {
             mesh,
             bind_origins: bind_origins
-                .map(|b| vec3s("bind_origins", &b))
+                .as_ref()
+                .map(|b| vec3s("bind_origins", b).map(|b| b.into_owned()))
                 .transpose()?,
             options: SkinOptions {
                 method,
@@ -114,24 +252,12 @@ impl NativeSkinner {
         out_tangents: Option<PyReadwriteArray2<'py, f32>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let palette = matrices("palette", slice("palette", &palette)?, palette.shape())?;
-        check_columns("out", out_positions.shape(), 3)?;
-        let positions: &mut [Vec3] = out_slice("out", &mut out_positions)?;
-        let mut out_normals = out_normals;
-        let normals: Option<&mut [Vec3]> = match out_normals.as_mut() {
-            Some(a) => {
-                check_columns("out_normals", a.shape(), 3)?;
-                Some(out_slice("out_normals", a)?)
-            }
-            None => None,
-        };
-        let mut out_tangents = out_tangents;
-        let tangents: Option<&mut [Vec4]> = match out_tangents.as_mut() {
-            Some(a) => {
-                check_columns("out_tangents", a.shape(), 4)?;
-                Some(out_slice("out_tangents", a)?)
-            }
-            None => None,
-        };
+        let (mut out_normals, mut out_tangents) = (out_normals, out_tangents);
+        let outputs = outputs(
+            &mut out_positions,
+            out_normals.as_mut(),
+            out_tangents.as_mut(),
+        )?;
         let threads = self.threads;
         let this = &mut *self;
         let diagnostics = py.detach(|| {
@@ -147,15 +273,8 @@ impl NativeSkinner {
                     }
                 }
                 let prepared = this.prepared.as_ref().expect("prepared just above");
-                this.mesh.skin_into(
-                    prepared,
-                    SkinOutputs {
-                        positions,
-                        normals,
-                        tangents,
-                    },
-                    this.options.run_options(),
-                )
+                this.mesh
+                    .skin_into(prepared, outputs, this.options.run_options())
             })
         })?;
         diagnostics_dict(py, &diagnostics.map_err(skin_error)?)

@@ -59,3 +59,34 @@ def test_sparse_weights_names_what_is_wrong():
         skinblend.sparse_weights(np.zeros((4, 3), np.int32))
     with pytest.raises(ValueError, match="weights: expected shape"):
         skinblend.sparse_weights(np.zeros(4, np.float32))
+
+
+def test_one_shot_calls_of_different_meshes_each_give_their_skinner_s_bits():
+    # The one-shot refills the influence arrays of the call before (a larger mesh, then a
+    # smaller one with fewer influences, then a larger one again): each result must be its own
+    # mesh's, to the bit, and the caller's arrays untouched.
+    for n, k, joints in [(4000, 4, 24), (700, 2, 9), (2500, 8, 30)]:
+        mesh = skinblend.benchmark_mesh(n, k, joints, seed=n)
+        inputs = {name: mesh[name].copy() for name in ("positions", "normals", "joints", "weights")}
+        for method in ("linear", "dq"):
+            once = skinblend.skin(mesh["positions"], mesh["joints"], mesh["weights"],
+                                  mesh["palette"], normals=mesh["normals"], method=method)
+            skinner = skinblend.Skinner(mesh["positions"], mesh["joints"], mesh["weights"],
+                                        normals=mesh["normals"], method=method)
+            frame = skinner.skin(mesh["palette"])
+            assert np.array_equal(once.positions.view(np.uint32), frame.positions.view(np.uint32))
+            assert np.array_equal(once.normals.view(np.uint32), frame.normals.view(np.uint32))
+        for name, before in inputs.items():
+            assert np.array_equal(mesh[name], before), f"{name} was written to"
+
+
+def test_unaligned_float32_inputs_are_copied_not_refused():
+    # numpy float32 data at an odd byte offset: not aligned for the zero-copy view.
+    mesh = _mesh(n=64)
+    raw = np.zeros(mesh["positions"].size * 4 + 1, np.uint8)
+    unaligned = np.frombuffer(raw.data, np.float32, mesh["positions"].size, offset=1)
+    unaligned = unaligned.reshape(mesh["positions"].shape)
+    unaligned[...] = mesh["positions"]
+    odd = skinblend.skin(unaligned, mesh["joints"], mesh["weights"], mesh["palette"])
+    even = skinblend.skin(mesh["positions"], mesh["joints"], mesh["weights"], mesh["palette"])
+    assert np.array_equal(odd.positions, even.positions)

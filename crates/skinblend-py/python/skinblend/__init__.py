@@ -115,7 +115,8 @@ def _floats(name: str, value: Any, shape: Tuple[Optional[int], ...], shape_text:
             f"{name}: expected a float array of shape {shape_text}, got dtype {array.dtype}"
         )
     _check_shape(name, array, shape, shape_text)
-    return np.ascontiguousarray(array, dtype=np.float32)
+    # Used in place when already float32, C-contiguous and aligned; else converted once.
+    return np.require(array, np.float32, ["C_CONTIGUOUS", "ALIGNED"])
 
 
 def _check_shape(name: str, array: np.ndarray, shape: Tuple[Optional[int], ...], text: str) -> None:
@@ -143,13 +144,8 @@ def _dense_to_sparse(dense: np.ndarray) -> Tuple[np.ndarray, np.ndarray, int]:
     joint_count = dense.shape[1]
     if joint_count == 0 or joint_count > 65536:
         raise ValueError(f"weights: expected 1 to 65536 joint columns, got {joint_count}")
-    nonzero = dense != 0
-    k = max(int(nonzero.sum(axis=1).max(initial=0)), 1)
-    # Non-zero columns first, in ascending joint order (a stable sort of "is zero").
-    order = np.argsort(~nonzero, axis=1, kind="stable")[:, :k]
-    sparse = np.take_along_axis(dense, order, axis=1)
-    joints = np.where(sparse != 0, order, 0).astype(np.uint16)
-    return joints, np.ascontiguousarray(sparse), joint_count
+    joints, sparse = _native.dense_to_sparse(dense)
+    return joints, sparse, joint_count
 
 
 def full_validations() -> int:
@@ -183,7 +179,8 @@ def _influences(
         joint_count = high + 1
     else:
         joint_count = 1
-    return np.ascontiguousarray(joints_array, dtype=np.uint16), weights_array, joint_count
+    joints_array = np.require(joints_array, np.uint16, ["C_CONTIGUOUS", "ALIGNED"])
+    return joints_array, weights_array, joint_count
 
 
 def _palette(name: str, palette: Any) -> np.ndarray:
@@ -343,21 +340,40 @@ def skin(
 ) -> SkinResult:
     """Skins a mesh once under ``palette`` ``(J, 4, 4)``; see :class:`Skinner` for the arguments.
 
-    ``joints=None`` with ``weights`` ``(N, J)`` takes dense per-vertex weights. For many frames
-    of one mesh, make a :class:`Skinner` once, or call :func:`skin_frames`.
+    ``joints=None`` with ``weights`` ``(N, J)`` takes dense per-vertex weights (converted on
+    every call: convert once with :func:`sparse_weights`). C-contiguous ``float32`` positions,
+    normals and centers are read in place, without a copy (other dtypes are converted once).
+    For many frames of one mesh, make a :class:`Skinner` once, or call :func:`skin_frames`.
     """
-    skinner = Skinner(
+    positions = _floats("positions", positions, (None, 3), "(N, 3)")
+    n = positions.shape[0]
+    sparse_joints, sparse, joint_count = _influences(joints, weights, n)
+    normals = None if normals is None else _floats("normals", normals, (n, 3), f"({n}, 3)")
+    tangents = None if tangents is None else _floats("tangents", tangents, (n, 4), f"({n}, 4)")
+    centers = None if centers is None else _floats("centers", centers, (n, 3), f"({n}, 3)")
+    if bind_origins is not None:
+        bind_origins = _floats("bind_origins", bind_origins, (None, 3), "(J, 3)")
+    palette = _palette("palette", palette)
+    out = np.empty((n, 3), np.float32)
+    out_normals = None if normals is None else np.empty((n, 3), np.float32)
+    out_tangents = None if tangents is None else np.empty((n, 4), np.float32)
+    diagnostics = _native.skin_once(
         positions,
-        joints,
-        weights,
-        normals=normals,
-        tangents=tangents,
-        method=method,
-        bind_origins=bind_origins,
-        centers=centers,
-        threads=threads,
+        normals,
+        tangents,
+        sparse_joints,
+        sparse,
+        joint_count,
+        _method(method),
+        bind_origins,
+        centers,
+        _threads(threads),
+        palette,
+        out,
+        out_normals,
+        out_tangents,
     )
-    return skinner.skin(palette)
+    return SkinResult(out, out_normals, out_tangents, diagnostics)
 
 
 def skin_frames(
@@ -396,7 +412,7 @@ def _triangles(name: str, triangles: Any) -> np.ndarray:
     _check_shape(name, array, (None, 3), "(T, 3)")
     if array.size and (array.min() < 0 or array.max() > np.iinfo(np.uint32).max):
         raise ValueError(f"{name}: vertex indices must be in 0..{np.iinfo(np.uint32).max}")
-    return np.ascontiguousarray(array, dtype=np.uint32)
+    return np.require(array, np.uint32, ["C_CONTIGUOUS", "ALIGNED"])
 
 
 def rotation_centers(

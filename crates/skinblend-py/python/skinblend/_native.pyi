@@ -47,6 +47,25 @@ class NativeSkinner:
     @property
     def method(self) -> str: ...
 
+def skin_once(
+    positions: _F32,
+    normals: Optional[_F32],
+    tangents: Optional[_F32],
+    joints: npt.NDArray[np.uint16],
+    weights: _F32,
+    joint_count: int,
+    method: str,
+    bind_origins: Optional[_F32],
+    centers: Optional[_F32],
+    threads: Optional[int],
+    palette: _F32,
+    out_positions: _F32,
+    out_normals: Optional[_F32] = None,
+    out_tangents: Optional[_F32] = None,
+) -> _Diagnostics: ...
+
+def dense_to_sparse(weights: _F32) -> Tuple[npt.NDArray[np.uint16], _F32]: ...
+
 class NativePose:
     def world_from_node(self) -> _F32: ...
 
