@@ -77,6 +77,7 @@ def test_dq_keeps_the_twisted_ring_round():
     rest = radius(f["positions"])
     assert radius(lbs.positions) < 0.01 * rest
     assert abs(radius(dq.positions) / rest - 1) < 1e-4
+    assert dq.normals is not None and dq.tangents is not None
     assert dq.normals.shape == f["normals"].shape and dq.tangents.shape == (len(ring) * 0 + len(f["positions"]), 4)
     assert lbs.diagnostics["singular_normal_matrices"] == 0  # no normals given to LBS
     assert set(dq.diagnostics) == {"singular_normal_matrices", "non_rigid_joints", "sign_flips", "unweighted_vertices"}
@@ -121,6 +122,7 @@ def test_skinner_reuses_out_arrays_and_equals_one_shot():
         result = skinner.skin(palette, out=out, out_normals=out_normals)
         assert result.positions is out and result.normals is out_normals
         once = skinblend.skin(positions, joints, weights, palette, normals=normals, method="dq")
+        assert once.normals is not None
         assert np.array_equal(out, once.positions) and np.array_equal(out_normals, once.normals)
 
 
@@ -201,8 +203,10 @@ def test_metrics_and_evidence():
     palette = skinblend.fixture_palette("twist_coarse", 180.0)
     lbs = skinblend.skin(f["positions"], f["joints"], f["weights"], palette, method="linear")
     dq = skinblend.skin(f["positions"], f["joints"], f["weights"], palette, method="dq")
-    assert skinblend.candy_wrapper_radius(lbs.positions, (0, 0, 0), (0, 1, 0), 1.0, 0.01) < 1e-3
+    radius = skinblend.candy_wrapper_radius(lbs.positions, (0, 0, 0), (0, 1, 0), 1.0, 0.01)
+    assert radius is not None and radius < 1e-3
     ratios = skinblend.edge_ratios(f["positions"], dq.positions, f["triangles"])
+    assert ratios is not None
     assert set(ratios) == {"min", "mean", "max", "count"} and ratios["count"] == 3 * len(f["triangles"])
     assert skinblend.displacement(lbs.positions, lbs.positions) == {"max_relative": 0.0, "rms_relative": 0.0}
     closed = next(x for x in skinblend.fixtures() if x["closed"])

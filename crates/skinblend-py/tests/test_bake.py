@@ -3,6 +3,8 @@ run's bit for bit; a failing job's error reaches the caller."""
 
 from __future__ import annotations
 
+from typing import List, Tuple, Union
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,7 @@ distributed = pytest.importorskip("dask.distributed")
 
 
 def jobs(models_dir, out_dir):
-    specs = [
+    specs: List[Tuple[str, Union[str, int, None], skinblend.Method]] = [
         ("CesiumMan/CesiumMan.glb", None, "dq"),
         ("Fox/Fox.glb", "Run", "linear"),
         ("Fox/Fox.glb", "Survey", "dq"),

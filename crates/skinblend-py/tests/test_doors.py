@@ -4,6 +4,8 @@ sparse_weights skin to the dense call's bits."""
 
 from __future__ import annotations
 
+from typing import Tuple
+
 import numpy as np
 
 import skinblend
@@ -68,13 +70,15 @@ def test_one_shot_calls_of_different_meshes_each_give_their_skinner_s_bits():
     for n, k, joints in [(4000, 4, 24), (700, 2, 9), (2500, 8, 30)]:
         mesh = skinblend.benchmark_mesh(n, k, joints, seed=n)
         inputs = {name: mesh[name].copy() for name in ("positions", "normals", "joints", "weights")}
-        for method in ("linear", "dq"):
+        methods: Tuple[skinblend.Method, ...] = ("linear", "dq")
+        for method in methods:
             once = skinblend.skin(mesh["positions"], mesh["joints"], mesh["weights"],
                                   mesh["palette"], normals=mesh["normals"], method=method)
             skinner = skinblend.Skinner(mesh["positions"], mesh["joints"], mesh["weights"],
                                         normals=mesh["normals"], method=method)
             frame = skinner.skin(mesh["palette"])
             assert np.array_equal(once.positions.view(np.uint32), frame.positions.view(np.uint32))
+            assert once.normals is not None and frame.normals is not None
             assert np.array_equal(once.normals.view(np.uint32), frame.normals.view(np.uint32))
         for name, before in inputs.items():
             assert np.array_equal(mesh[name], before), f"{name} was written to"

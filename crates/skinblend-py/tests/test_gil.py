@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -70,7 +70,7 @@ def _busy_python() -> int:
     return sum(i for i in range(200_000))
 
 
-def _skinner(threads: int) -> tuple[skinblend.Skinner, np.ndarray]:
+def _skinner(threads: Optional[int]) -> tuple[skinblend.Skinner, np.ndarray]:
     rng = np.random.default_rng(1)
     n, j, frames = 100_000, 64, 4
     positions = rng.uniform(-1, 1, (n, 3)).astype(np.float32)

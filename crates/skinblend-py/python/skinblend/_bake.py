@@ -15,6 +15,8 @@ from typing import Any, List, Optional, Sequence, Union
 
 import numpy as np
 
+from ._types import F32, Method
+
 
 
 @dataclass(frozen=True)
@@ -37,11 +39,11 @@ class BakeJob:
     animation: Union[str, int, None] = None
     frames: int = 1
     times_s: Optional[Sequence[float]] = None
-    method: str = "dq"
+    method: Method = "dq"
     threads: Optional[int] = None
 
 
-def _times(model: Any, job: BakeJob) -> np.ndarray:
+def _times(model: Any, job: BakeJob) -> F32:
     if job.times_s is not None:
         return np.asarray(job.times_s, dtype=np.float32)
     if isinstance(job.frames, bool) or not isinstance(job.frames, int) or job.frames < 1:
@@ -61,7 +63,7 @@ def bake_job(job: BakeJob) -> str:
     each worker; call it directly for a serial run. Raises ``ValueError``, before skinning and
     writing nothing, when ``job.output`` is an input file of the model (as
     :meth:`~skinblend.Model.export` does)."""
-    from . import load
+    from ._model import load
 
     if not str(job.output).endswith(".npz"):
         raise ValueError(f"output: expected a .npz path, got {job.output!r}")
@@ -74,7 +76,8 @@ def bake_job(job: BakeJob) -> str:
         for p, positions in enumerate(primitives):
             arrays[f"node{node}_mesh{mesh}_primitive{p}"] = positions
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    # numpy's stub types its keyword `allow_pickle`, which an unpacked dict of arrays cannot be.
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
     model._native.write_derived(os.fspath(job.output), buffer.getvalue())
     return os.fspath(job.output)
 

@@ -1,0 +1,275 @@
+"""Skinning numpy arrays: a mesh checked once (:class:`Skinner`), one-shot :func:`skin`,
+many frames (:func:`skin_frames`), dense weights made sparse once, centers of rotation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from . import _native
+from ._checks import (
+    _check_shape,
+    _dense_to_sparse,
+    _floats,
+    _influences,
+    _method,
+    _out,
+    _palette,
+    _threads,
+    _triangles,
+)
+from ._types import ArrayLike, Diagnostics, F32, Method
+
+@dataclass(frozen=True)
+class SkinResult:
+    """One skinned frame: ``float32`` arrays and the exact diagnostics.
+
+    ``diagnostics`` counts ``singular_normal_matrices``, ``non_rigid_joints``, ``sign_flips``
+    and ``unweighted_vertices`` (all zero is the normal case; see the Rust docs of
+    ``skinblend::Diagnostics``).
+    """
+
+    positions: F32
+    normals: Optional[F32]
+    tangents: Optional[F32]
+    diagnostics: Diagnostics
+
+
+def sparse_weights(weights: ArrayLike) -> Tuple[np.ndarray, np.ndarray]:
+    """Dense per-vertex weights ``(N, J)`` as the sparse ``(joints, weights)`` every function
+    takes: ``joints`` ``uint16 (N, K)`` and ``weights`` ``float32 (N, K)``, K the most non-zero
+    weights of any vertex (at least 1), each vertex's non-zero joints first in ascending order,
+    zero-weight slots on joint 0. Convert once and pass the pair to :class:`Skinner`,
+    :func:`skin` or :func:`skin_frames`: a dense ``weights`` with ``joints=None`` is converted on
+    every call. Skinning the pair gives the dense call's result to the bit.
+    """
+    dense = _floats("weights", weights, (None, None), "(N, J)")
+    joints, sparse, _ = _dense_to_sparse(dense)
+    return joints, sparse
+
+
+def full_validations() -> int:
+    """How many times this thread has checked a mesh's attributes in full: once per
+    :class:`Skinner` made (and per one-shot :func:`skin`), never per frame. For tests."""
+    return int(_native.full_validations())
+
+
+class Skinner:
+    """A mesh prepared once and skinned frame after frame without reallocating.
+
+    Takes the mesh's bind-pose attributes and influences (see the module conventions), checks
+    and copies them once; each :meth:`skin` call prepares the palette into the same buffers
+    and writes the results into new arrays or into ``out`` arrays you pass.
+
+    ``bind_origins`` ``(J, 3)``: each joint's origin in the bind pose, about which DQS's
+    residual (scale, shear) acts (``None``: the origin; a glTF skin's joint centers are these).
+    ``centers`` ``(N, 3)``: per-vertex centers of rotation for ``method="cor"`` (NaN rows: none,
+    skinned by DQS). ``threads``: ``None`` for every core, ``1`` for the calling thread only, or
+    a count up to :data:`MAX_THREADS` (256; more is a ``ValueError``). Results are
+    bit-identical on any thread count.
+    """
+
+    def __init__(
+        self,
+        positions: ArrayLike,
+        joints: Optional[ArrayLike],
+        weights: ArrayLike,
+        *,
+        normals: Optional[ArrayLike] = None,
+        tangents: Optional[ArrayLike] = None,
+        method: Method = "dq",
+        bind_origins: Optional[ArrayLike] = None,
+        centers: Optional[ArrayLike] = None,
+        threads: Optional[int] = None,
+    ) -> None:
+        positions = _floats("positions", positions, (None, 3), "(N, 3)")
+        n = positions.shape[0]
+        sparse_joints, sparse_weights, joint_count = _influences(joints, weights, n)
+        normals = None if normals is None else _floats("normals", normals, (n, 3), f"({n}, 3)")
+        tangents = None if tangents is None else _floats("tangents", tangents, (n, 4), f"({n}, 4)")
+        centers = None if centers is None else _floats("centers", centers, (n, 3), f"({n}, 3)")
+        if bind_origins is not None:
+            bind_origins = _floats("bind_origins", bind_origins, (None, 3), "(J, 3)")
+        self._native = _native.NativeSkinner(
+            positions,
+            normals,
+            tangents,
+            sparse_joints,
+            sparse_weights,
+            joint_count,
+            _method(method),
+            bind_origins,
+            centers,
+            _threads(threads),
+        )
+
+    @property
+    def vertex_count(self) -> int:
+        """Number of vertices N."""
+        return self._native.vertex_count
+
+    @property
+    def method(self) -> str:
+        """The method's name."""
+        return self._native.method
+
+    def skin(
+        self,
+        palette: ArrayLike,
+        *,
+        out: Optional[F32] = None,
+        out_normals: Optional[F32] = None,
+        out_tangents: Optional[F32] = None,
+    ) -> SkinResult:
+        """Skins one frame under ``palette`` ``(J, 4, 4)``.
+
+        Normals and tangents are skinned when the mesh has them. ``out``, ``out_normals`` and
+        ``out_tangents`` (C-contiguous ``float32`` ``(N, 3)``/``(N, 4)``) are written in place
+        and returned in the result; otherwise new arrays are allocated.
+        """
+        palette = _palette("palette", palette)
+        n = self._native.vertex_count
+        positions = np.empty((n, 3), np.float32) if out is None else _out("out", out, (n, 3))
+        normals = None
+        if self._native.has_normals:
+            normals = (
+                np.empty((n, 3), np.float32)
+                if out_normals is None
+                else _out("out_normals", out_normals, (n, 3))
+            )
+        elif out_normals is not None:
+            raise ValueError("out_normals: the mesh has no normals")
+        tangents = None
+        if self._native.has_tangents:
+            tangents = (
+                np.empty((n, 4), np.float32)
+                if out_tangents is None
+                else _out("out_tangents", out_tangents, (n, 4))
+            )
+        elif out_tangents is not None:
+            raise ValueError("out_tangents: the mesh has no tangents")
+        diagnostics = self._native.skin(palette, positions, normals, tangents)
+        return SkinResult(positions, normals, tangents, diagnostics)
+
+    def skin_frames(self, palettes: ArrayLike, *, out: Optional[F32] = None) -> F32:
+        """Skins the positions of F frames, ``palettes`` ``(F, J, 4, 4)`` → ``(F, N, 3)``.
+
+        Frames run in parallel on the skinner's threads with the GIL released; each frame's
+        result is bit-identical to :meth:`skin`'s. ``out`` (C-contiguous ``float32``
+        ``(F, N, 3)``) is written in place and returned.
+        """
+        palettes = _floats("palettes", palettes, (None, None, 4, 4), "(F, J, 4, 4)")
+        shape = (palettes.shape[0], self._native.vertex_count, 3)
+        result = np.empty(shape, np.float32) if out is None else _out("out", out, shape)
+        self.last_frames_diagnostics: Diagnostics = self._native.skin_frames(palettes, result)
+        return result
+
+
+def skin(
+    positions: ArrayLike,
+    joints: Optional[ArrayLike],
+    weights: ArrayLike,
+    palette: ArrayLike,
+    *,
+    normals: Optional[ArrayLike] = None,
+    tangents: Optional[ArrayLike] = None,
+    method: Method = "dq",
+    bind_origins: Optional[ArrayLike] = None,
+    centers: Optional[ArrayLike] = None,
+    threads: Optional[int] = None,
+) -> SkinResult:
+    """Skins a mesh once under ``palette`` ``(J, 4, 4)``; see :class:`Skinner` for the arguments.
+
+    ``joints=None`` with ``weights`` ``(N, J)`` takes dense per-vertex weights (converted on
+    every call: convert once with :func:`sparse_weights`). C-contiguous ``float32`` positions,
+    normals and centers are read in place, without a copy (other dtypes are converted once).
+    For many frames of one mesh, make a :class:`Skinner` once, or call :func:`skin_frames`.
+    """
+    positions = _floats("positions", positions, (None, 3), "(N, 3)")
+    n = positions.shape[0]
+    sparse_joints, sparse, joint_count = _influences(joints, weights, n)
+    normals = None if normals is None else _floats("normals", normals, (n, 3), f"({n}, 3)")
+    tangents = None if tangents is None else _floats("tangents", tangents, (n, 4), f"({n}, 4)")
+    centers = None if centers is None else _floats("centers", centers, (n, 3), f"({n}, 3)")
+    if bind_origins is not None:
+        bind_origins = _floats("bind_origins", bind_origins, (None, 3), "(J, 3)")
+    palette = _palette("palette", palette)
+    out = np.empty((n, 3), np.float32)
+    out_normals = None if normals is None else np.empty((n, 3), np.float32)
+    out_tangents = None if tangents is None else np.empty((n, 4), np.float32)
+    diagnostics = _native.skin_once(
+        positions,
+        normals,
+        tangents,
+        sparse_joints,
+        sparse,
+        joint_count,
+        _method(method),
+        bind_origins,
+        centers,
+        _threads(threads),
+        palette,
+        out,
+        out_normals,
+        out_tangents,
+    )
+    return SkinResult(out, out_normals, out_tangents, diagnostics)
+
+
+def skin_frames(
+    positions: ArrayLike,
+    joints: Optional[ArrayLike],
+    weights: ArrayLike,
+    palettes: ArrayLike,
+    *,
+    method: Method = "dq",
+    bind_origins: Optional[ArrayLike] = None,
+    centers: Optional[ArrayLike] = None,
+    threads: Optional[int] = None,
+    out: Optional[F32] = None,
+) -> F32:
+    """Skins the positions of F frames at once: ``palettes`` ``(F, J, 4, 4)`` → ``(F, N, 3)``.
+
+    On all cores (or ``threads``) with the GIL released; every frame equals :func:`skin`'s
+    result for its palette, to the bit.
+    """
+    skinner = Skinner(
+        positions,
+        joints,
+        weights,
+        method=method,
+        bind_origins=bind_origins,
+        centers=centers,
+        threads=threads,
+    )
+    return skinner.skin_frames(palettes, out=out)
+
+
+def rotation_centers(
+    positions: ArrayLike,
+    triangles: ArrayLike,
+    joints: Optional[ArrayLike],
+    weights: ArrayLike,
+    *,
+    sigma: float = 0.1,
+    epsilon: float = 0.1,
+) -> Tuple[F32, int]:
+    """Per-vertex centers of rotation for ``method="cor"`` (Le & Hodgins 2016).
+
+    Returns ``(centers (N, 3) float32, vertices_without_center)``; a vertex without a center
+    (NaN row) is skinned by DQS. ``sigma`` and ``epsilon`` are the paper's σ and ε (defaults
+    are the paper's). Deterministic on any thread count.
+    """
+    positions = _floats("positions", positions, (None, 3), "(N, 3)")
+    sparse_joints, sparse_weights, joint_count = _influences(joints, weights, positions.shape[0])
+    return _native.rotation_centers(
+        positions,
+        _triangles("triangles", triangles),
+        sparse_joints,
+        sparse_weights,
+        joint_count,
+        float(sigma),
+        float(epsilon),
+    )

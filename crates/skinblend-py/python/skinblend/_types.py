@@ -1,0 +1,21 @@
+"""The package's type names: array aliases, the method names, paths and diagnostics."""
+
+from __future__ import annotations
+
+from os import PathLike
+from typing import Dict, Literal, Union
+
+import numpy as np
+import numpy.typing as npt
+
+#: A float32 array (every output, and every float input once converted).
+F32 = npt.NDArray[np.float32]
+#: Anything numpy turns into an array: a numpy array, a list, a DLPack-free buffer.
+ArrayLike = npt.ArrayLike
+#: A skinning method: ``"linear"`` (LBS), ``"dq"`` (dual quaternions), ``"cor"`` (centers of
+#: rotation).
+Method = Literal["linear", "dq", "cor"]
+#: A file path.
+Path = Union[str, "PathLike[str]"]
+#: Exact counts of what a skinning call met (see ``skinblend::Diagnostics``).
+Diagnostics = Dict[str, int]
