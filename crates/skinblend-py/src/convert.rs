@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use glam::{Mat4, Vec3, Vec4};
 use numpy::{IntoPyArray, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::create_exception;
 use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -14,7 +15,13 @@ use skinblend::metrics::RatioStats;
 use skinblend::{Diagnostics, Method, SkinError};
 use skinblend_gltf::GltfError;
 
-use crate::PyGltfError;
+create_exception!(
+    _native,
+    PyGltfError,
+    PyValueError,
+    "A glTF file is malformed, breaks the specification, or asks for something unsupported; \
+     the message names the JSON path (a subclass of ValueError)."
+);
 
 /// A core error as `ValueError`, with the core's one-line message.
 pub(crate) fn skin_error(error: SkinError) -> PyErr {

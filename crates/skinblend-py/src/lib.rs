@@ -19,25 +19,16 @@ mod functions;
 mod model;
 mod skinner;
 
-use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use skinblend::Method;
 
+use convert::PyGltfError;
 use functions::{
     benchmark_mesh, candy_wrapper_radius, dense_to_sparse, displacement, edge_ratios,
     evidence_rows, fixture_palette, fixtures, rotation_centers, volume_ratio,
 };
 use model::{NativeModel, NativePose};
 use skinner::{skin_once, NativeSkinner};
-
-create_exception!(
-    _native,
-    PyGltfError,
-    PyValueError,
-    "A glTF file is malformed, breaks the specification, or asks for something unsupported; \
-     the message names the JSON path (a subclass of ValueError)."
-);
 
 /// The method names, in order (LBS, DQS, CoR).
 #[pyfunction]
