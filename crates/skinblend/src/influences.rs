@@ -1,5 +1,7 @@
 //! Per-vertex joint influences: validated once, trusted by every kernel after.
 
+use std::sync::OnceLock;
+
 use crate::error::SkinError;
 use crate::influence_tables::{linear_offsets, pivot_pair_counts, vertex_pivots, weight_sum_range};
 
@@ -16,8 +18,9 @@ const MAX_JOINTS: usize = u16::MAX as usize + 1;
 /// still be in range. With two to eight slots per vertex, construction also records each
 /// vertex's DQS pivot (its heaviest slot, and its joint's row of the palette's pivot sign
 /// table) in two bytes per vertex, which the SIMD kernels read instead of comparing the weights
-/// every frame.
-#[derive(Debug, Clone, PartialEq)]
+/// every frame. What the kernels derive from the arrays is computed on first use, so a mesh
+/// skinned once by one method pays only for what that method reads.
+#[derive(Debug, Clone)]
 pub struct Influences {
     influences_per_vertex: usize,
     joint_count: usize,
@@ -27,24 +30,34 @@ pub struct Influences {
     /// `joints` and `weights` (`influence_tables::vertex_pivots`): the vertex's DQS pivot slot (`pivot_slot`),
     /// two flags and its pivot joint's row of the pivot sign table, read by the SIMD DQS and CoR
     /// kernels instead of comparing weights every frame.
-    pivots: Vec<u16>,
+    pivots: OnceLock<Vec<u16>>,
     /// Four or eight influences per vertex on a large enough mesh (else empty), derived from
     /// the above (`influence_tables::pivot_pair_counts`): how often each `(pivot joint, joint)` pair occurs,
     /// from which the SIMD DQS and CoR kernels count their sign flips once per call instead of
     /// once per influence.
-    pivot_pair_counts: Vec<u32>,
+    pivot_pair_counts: OnceLock<Vec<u32>>,
     /// The smallest and the largest weight sum of a vertex, each summed in f32 in slot order
     /// (as the scalar kernel and the SIMD 3x4 blends sum them; the SIMD kernels' pairwise sums
     /// decide the unweighted test alike, see `simd::blend3x4::weight_sums4`); `(∞, 0)` for no
     /// vertex. The SIMD kernels decide from it once per call what they would otherwise test per block (every
     /// vertex weighted; the singular test's bound in range).
-    weight_sum_range: (f32, f32),
+    weight_sum_range: OnceLock<(f32, f32)>,
     /// Each slot's joint as the byte offset of its entry in a prepared LBS palette (`joint ·
     /// LINEAR_ENTRY_BYTES`), where the joint count is at most `LINEAR_OFFSET_MAX_JOINTS`
     /// (else empty), derived from `joints`: the SIMD LBS kernels add it to the palette's
     /// address instead of shifting each joint (a `shl` per influence less,
     /// `influence_tables::linear_offsets`).
-    linear_offsets: Vec<u16>,
+    linear_offsets: OnceLock<Vec<u16>>,
+}
+
+/// Equal arrays (what the rest is derived from), whatever has been derived so far.
+impl PartialEq for Influences {
+    fn eq(&self, other: &Self) -> bool {
+        self.influences_per_vertex == other.influences_per_vertex
+            && self.joint_count == other.joint_count
+            && self.joints == other.joints
+            && self.weights == other.weights
+    }
 }
 
 /// What [`Influences::from_lists`] changed to make per-vertex lists fit `k` slots.
@@ -97,23 +110,8 @@ impl Influences {
             });
         }
         check_joint_count(joint_count)?;
-        for (i, (&joint, &weight)) in joints.iter().zip(&weights).enumerate() {
-            let (vertex, slot) = (i / k, i % k);
-            if usize::from(joint) >= joint_count {
-                return Err(SkinError::JointOutOfRange {
-                    vertex,
-                    slot,
-                    joint: u32::from(joint),
-                    joint_count,
-                });
-            }
-            if !(weight.is_finite() && weight >= 0.0) {
-                return Err(SkinError::InvalidWeight {
-                    vertex,
-                    slot,
-                    weight,
-                });
-            }
+        if let Some(error) = first_bad_slot(k, &joints, &weights, joint_count) {
+            return Err(error);
         }
         Ok(Self::from_checked(k, joints, weights, joint_count))
     }
@@ -124,10 +122,10 @@ impl Influences {
         Self {
             influences_per_vertex: k,
             joint_count,
-            pivots: vertex_pivots(k, &joints, &weights, joint_count),
-            pivot_pair_counts: pivot_pair_counts(k, joint_count, &joints, &weights),
-            weight_sum_range: weight_sum_range(k, &weights),
-            linear_offsets: linear_offsets(&joints, joint_count),
+            pivots: OnceLock::new(),
+            pivot_pair_counts: OnceLock::new(),
+            weight_sum_range: OnceLock::new(),
+            linear_offsets: OnceLock::new(),
             joints,
             weights,
         }
@@ -313,31 +311,47 @@ impl Influences {
         &self.weights
     }
 
+    /// The joint and weight arrays back, for a caller that refills them for its next mesh
+    /// (no new allocation where their capacity suffices).
+    #[must_use]
+    pub fn into_arrays(self) -> (Vec<u16>, Vec<f32>) {
+        (self.joints, self.weights)
+    }
+
     /// One word per vertex (two to eight influences per vertex, else empty): the DQS pivot slot
     /// (`& PIVOT_SLOT_BITS`), the flags `PIVOT_HAS_ZERO_WEIGHT` and `PIVOT_LIGHT`, and the
     /// pivot joint's row offset in the pivot sign table (`PIVOT_ROW_BITS`; `simd::layout` has
     /// them all).
     pub(crate) fn pivots(&self) -> &[u16] {
-        &self.pivots
+        self.pivots.get_or_init(|| {
+            let k = self.influences_per_vertex;
+            vertex_pivots(k, &self.joints, &self.weights, self.joint_count)
+        })
     }
 
     /// How often each `(pivot joint, joint)` pair occurs among the positively weighted
     /// influences of the whole eight-vertex blocks (entry `pivot_joint * joint_count + joint`;
     /// `influence_tables::pivot_pair_counts`), or empty.
     pub(crate) fn pivot_pair_counts(&self) -> &[u32] {
-        &self.pivot_pair_counts
+        self.pivot_pair_counts.get_or_init(|| {
+            let k = self.influences_per_vertex;
+            pivot_pair_counts(k, self.joint_count, &self.joints, &self.weights)
+        })
     }
 
     /// Each slot's joint as its LBS palette entry's byte offset, `k` per vertex, or empty
     /// where the joint count exceeds `LINEAR_OFFSET_MAX_JOINTS`.
     pub(crate) fn linear_offsets(&self) -> &[u16] {
-        &self.linear_offsets
+        self.linear_offsets
+            .get_or_init(|| linear_offsets(&self.joints, self.joint_count))
     }
 
     /// The smallest and the largest weight sum of a vertex (f32, slot order); `(∞, 0)` for a
     /// mesh without vertices.
     pub(crate) fn weight_sum_range(&self) -> (f32, f32) {
-        self.weight_sum_range
+        *self
+            .weight_sum_range
+            .get_or_init(|| weight_sum_range(self.influences_per_vertex, &self.weights))
     }
 
     /// The `k` joint indices and weights of one vertex, or `None` past the end.
@@ -347,6 +361,45 @@ impl Influences {
         let range = vertex.checked_mul(k)?..vertex.checked_add(1)?.checked_mul(k)?;
         Some((self.joints.get(range.clone())?, self.weights.get(range)?))
     }
+}
+
+/// The error of the first slot (in vertex order) whose joint is out of range or whose weight is
+/// not finite and non-negative, if any. Two passes without an early exit first (they
+/// vectorize); the slot at fault is looked up only when one fails.
+fn first_bad_slot(
+    k: usize,
+    joints: &[u16],
+    weights: &[f32],
+    joint_count: usize,
+) -> Option<SkinError> {
+    let largest_joint = joints.iter().fold(0u16, |max, &joint| max.max(joint));
+    // Every u16 is below a joint count above u16::MAX.
+    let joints_ok = u16::try_from(joint_count).map_or(true, |limit| largest_joint < limit);
+    let weights_ok = weights
+        .iter()
+        .fold(true, |ok, &w| ok & (w.is_finite() & (w >= 0.0)));
+    if joints_ok && weights_ok {
+        return None;
+    }
+    for (i, (&joint, &weight)) in joints.iter().zip(weights).enumerate() {
+        let (vertex, slot) = (i / k, i % k);
+        if usize::from(joint) >= joint_count {
+            return Some(SkinError::JointOutOfRange {
+                vertex,
+                slot,
+                joint: u32::from(joint),
+                joint_count,
+            });
+        }
+        if !(weight.is_finite() && weight >= 0.0) {
+            return Some(SkinError::InvalidWeight {
+                vertex,
+                slot,
+                weight,
+            });
+        }
+    }
+    None
 }
 
 fn check_joint_count(joint_count: usize) -> Result<(), SkinError> {

@@ -99,7 +99,7 @@ impl<'a> SkinInput<'a> {
         tangents: Option<&'a [Vec4]>,
         influences: &'a Influences,
         rotation_centers: Option<&'a [Vec3]>,
-        vertex_blocks: &'a VertexBlocks,
+        vertex_blocks: Option<&'a VertexBlocks>,
     ) -> Self {
         Self {
             positions,
@@ -107,7 +107,7 @@ impl<'a> SkinInput<'a> {
             tangents,
             influences,
             rotation_centers,
-            vertex_blocks: Some(vertex_blocks),
+            vertex_blocks,
         }
     }
 
@@ -159,15 +159,16 @@ pub(crate) trait FiniteValue {
     fn is_finite_value(&self) -> bool;
 }
 
+// `&`, not `&&`: no branch per component, so the check over a mesh vectorizes.
 impl FiniteValue for Vec3 {
     fn is_finite_value(&self) -> bool {
-        self.is_finite()
+        self.x.is_finite() & self.y.is_finite() & self.z.is_finite()
     }
 }
 
 impl FiniteValue for Vec4 {
     fn is_finite_value(&self) -> bool {
-        self.is_finite()
+        self.x.is_finite() & self.y.is_finite() & self.z.is_finite() & self.w.is_finite()
     }
 }
 
@@ -178,6 +179,10 @@ pub(crate) fn check_attribute<T: FiniteValue>(
     values: &[T],
 ) -> Result<(), SkinError> {
     check_length(attribute, expected, values.len())?;
+    // One pass without an early exit (it vectorizes); the vertex at fault is found only then.
+    if values.iter().fold(true, |all, v| all & v.is_finite_value()) {
+        return Ok(());
+    }
     match values.iter().position(|v| !v.is_finite_value()) {
         Some(vertex) => Err(SkinError::NonFiniteAttribute { attribute, vertex }),
         None => Ok(()),

@@ -11,7 +11,7 @@ use crate::input::{check_attribute, count_full_validation, SkinInput};
 use crate::palette::PreparedPalette;
 use crate::skin::{check_call, skin_checked};
 use crate::types::{Diagnostics, RunOptions, SkinOutputs, Skinned};
-use crate::vertex_blocks::VertexBlocks;
+use crate::vertex_blocks::LazyBlocks;
 
 /// A mesh's bind pose and influences, checked once, then skinned every frame with only what a
 /// frame can change checked: the palette (O(joints), when it is prepared) and the outputs'
@@ -21,8 +21,9 @@ use crate::vertex_blocks::VertexBlocks;
 /// loaded model's arrays borrows them. Positions and normals are `Vec3`, tangents `Vec4` with
 /// `w` the handedness (±1), centers of rotation one per vertex (NaN: none), all in the bind
 /// pose, one per vertex of the influences. It also keeps, privately, the layout the SIMD
-/// kernels read best (blocks of eight vertices for LBS with normals), built once here: 24
-/// bytes per vertex for the positions and 24 more with normals, on top of the attributes.
+/// kernels read best (blocks of eight vertices for LBS with normals), built once on the
+/// mesh's second skinning (a mesh skinned once never pays for it): 24 bytes per vertex for
+/// the positions and 24 more with normals, on top of the attributes.
 ///
 /// ```
 /// use glam::{Mat4, Quat, Vec3};
@@ -46,7 +47,7 @@ pub struct SkinMesh<'a> {
     tangents: Option<Cow<'a, [Vec4]>>,
     influences: Cow<'a, Influences>,
     rotation_centers: Option<Cow<'a, [Vec3]>>,
-    blocks: VertexBlocks,
+    blocks: LazyBlocks,
 }
 
 impl<'a> SkinMesh<'a> {
@@ -63,28 +64,26 @@ impl<'a> SkinMesh<'a> {
         let positions = positions.into();
         let influences = influences.into();
         check_attribute("positions", influences.vertex_count(), &positions)?;
-        let blocks = VertexBlocks::new(&positions, None);
         Ok(Self {
             positions,
             normals: None,
             tangents: None,
             influences,
             rotation_centers: None,
-            blocks,
+            blocks: LazyBlocks::default(),
         })
     }
 
     /// The mesh of a checked `input` (no second check), borrowing its arrays.
     #[must_use]
     pub fn from_input(input: &SkinInput<'a>) -> Self {
-        let blocks = VertexBlocks::new(input.positions(), input.normals());
         Self {
             positions: Cow::Borrowed(input.positions()),
             normals: input.normals().map(Cow::Borrowed),
             tangents: input.tangents().map(Cow::Borrowed),
             influences: Cow::Borrowed(input.influences()),
             rotation_centers: input.rotation_centers().map(Cow::Borrowed),
-            blocks,
+            blocks: LazyBlocks::default(),
         }
     }
 
@@ -95,7 +94,7 @@ impl<'a> SkinMesh<'a> {
     pub fn with_normals(mut self, normals: impl Into<Cow<'a, [Vec3]>>) -> Result<Self, SkinError> {
         let normals = normals.into();
         check_attribute("normals", self.vertex_count(), &normals)?;
-        self.blocks.set_normals(Some(&normals));
+        self.blocks = LazyBlocks::default();
         self.normals = Some(normals);
         Ok(self)
     }
@@ -152,7 +151,7 @@ impl<'a> SkinMesh<'a> {
         if let Some(tangents) = &tangents {
             check_attribute("tangents", expected, tangents)?;
         }
-        self.blocks = VertexBlocks::new(&positions, normals.as_deref());
+        self.blocks = LazyBlocks::default();
         self.positions = positions;
         self.normals = normals;
         self.tangents = tangents;
@@ -164,7 +163,7 @@ impl<'a> SkinMesh<'a> {
     #[must_use]
     pub fn without_normals(mut self) -> Self {
         self.normals = None;
-        self.blocks.set_normals(None);
+        self.blocks = LazyBlocks::default();
         self
     }
 
@@ -188,7 +187,8 @@ impl<'a> SkinMesh<'a> {
         }
     }
 
-    /// The mesh as a [`SkinInput`] (no check; it carries the mesh's private layout).
+    /// The mesh as a [`SkinInput`] (no check; from the second call on, it carries the mesh's
+    /// private layout).
     #[must_use]
     pub fn input(&self) -> SkinInput<'_> {
         SkinInput::checked(
@@ -197,12 +197,13 @@ impl<'a> SkinMesh<'a> {
             self.tangents.as_deref(),
             &self.influences,
             self.rotation_centers.as_deref(),
-            &self.blocks,
+            self.blocks.get(&self.positions, self.normals.as_deref()),
         )
     }
 
     /// Skins the mesh under a prepared palette into caller-owned buffers, as `run` says:
-    /// [`crate::skin_into`] on the mesh, with O(1) checks. Allocates nothing.
+    /// [`crate::skin_into`] on the mesh, with O(1) checks. Allocates nothing once the mesh has
+    /// been skinned twice (the first calls build what its kernels read: see [`SkinMesh`]).
     ///
     /// # Errors
     /// Those of [`crate::skin_into`].

@@ -1,6 +1,9 @@
 //! A mesh's bind-pose positions and normals kept a second time, eight vertices to a block with
 //! one component of all eight per 32 bytes, for the SIMD kernels to read without transposing.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
 use glam::Vec3;
 
 use crate::simd::layout::BLOCK_VERTICES;
@@ -66,11 +69,6 @@ impl VertexBlocks {
         }
     }
 
-    /// The same blocks of positions with the blocks of `normals` (or none).
-    pub(crate) fn set_normals(&mut self, normals: Option<&[Vec3]>) {
-        self.normals = normals.map(blocks_of);
-    }
-
     /// The blocks of positions: block `b` holds vertices `8 b .. 8 b + 8`.
     // Read by the x86-64 kernels only.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -83,6 +81,44 @@ impl VertexBlocks {
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) fn normal_blocks(&self) -> Option<&[Vec3x8]> {
         self.normals.as_deref()
+    }
+}
+
+/// A mesh's [`VertexBlocks`], built on the second request: building them costs about one
+/// skinning's worth of memory traffic, which a mesh skinned once would never earn back.
+#[derive(Debug, Default)]
+pub(crate) struct LazyBlocks {
+    built: OnceLock<VertexBlocks>,
+    requested: AtomicBool,
+}
+
+impl Clone for LazyBlocks {
+    fn clone(&self) -> Self {
+        Self {
+            built: self.built.clone(),
+            requested: AtomicBool::new(self.requested.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+impl LazyBlocks {
+    /// The blocks of `positions` and `normals`: `None` on the first request, built (once) on
+    /// any later one.
+    pub(crate) fn get(
+        &self,
+        positions: &[Vec3],
+        normals: Option<&[Vec3]>,
+    ) -> Option<&VertexBlocks> {
+        if let Some(blocks) = self.built.get() {
+            return Some(blocks);
+        }
+        if !self.requested.swap(true, Ordering::Relaxed) {
+            return None;
+        }
+        Some(
+            self.built
+                .get_or_init(|| VertexBlocks::new(positions, normals)),
+        )
     }
 }
 
@@ -108,9 +144,10 @@ mod tests {
     fn blocks_hold_each_whole_block_by_component() {
         let positions = vertices(19, 1.0);
         let normals = vertices(19, -3.0);
-        let mut blocks = VertexBlocks::new(&positions, None);
-        assert!(blocks.normal_blocks().is_none());
-        blocks.set_normals(Some(&normals));
+        assert!(VertexBlocks::new(&positions, None)
+            .normal_blocks()
+            .is_none());
+        let blocks = VertexBlocks::new(&positions, Some(&normals));
         assert_eq!(
             blocks.position_blocks().len(),
             2,

@@ -187,6 +187,7 @@ fn deferred_singular_verdict_across_pieces() {
     let influences = Influences::new(4, joints, weights, palette.len()).unwrap();
     let input = SkinInput::new(&rig.positions, Some(&rig.normals), None, &influences).unwrap();
     let mesh = SkinMesh::from_input(&input);
+    let _ = mesh.input(); // the blocks are built on the second request
     let from_blocks = mesh.input();
     let skin_input = |input: &SkinInput<'_>, simd: bool, parallel: bool, threads: usize| {
         let options = SkinOptions {

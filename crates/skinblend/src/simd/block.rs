@@ -101,6 +101,7 @@ impl<'a> Block<'a> {
                 .map_or(&[][..], |from| &from[..from.len().min(count / LANES)]),
             _ => &[],
         };
+        let linear = palette.method() == crate::types::Method::Linear;
         let tally_flips = flip_tally(input, palette).is_some();
         // The counts include the mesh's whole blocks of eight.
         let counted_end = influences.vertex_count() / LANES * LANES;
@@ -113,14 +114,24 @@ impl<'a> Block<'a> {
             k,
             joints: &influences.joints()[vertices.start * k..vertices.end * k],
             weights: &influences.weights()[vertices.start * k..vertices.end * k],
-            linear_offsets: influences
-                .linear_offsets()
-                .get(vertices.start * k..vertices.end * k)
-                .unwrap_or_default(),
-            pivots: influences
-                .pivots()
-                .get(vertices.clone())
-                .unwrap_or_default(),
+            // Each derived on first use, and only for the method that reads it: the LBS kernels
+            // read the offsets, the DQS and CoR kernels the pivots.
+            linear_offsets: if linear {
+                influences
+                    .linear_offsets()
+                    .get(vertices.start * k..vertices.end * k)
+                    .unwrap_or_default()
+            } else {
+                &[]
+            },
+            pivots: if linear {
+                &[]
+            } else {
+                influences
+                    .pivots()
+                    .get(vertices.clone())
+                    .unwrap_or_default()
+            },
             positions: &input.positions()[vertices.clone()],
             normals: input.normals().map(|n| &n[vertices.clone()]),
             tangents: input.tangents().map(|t| &t[vertices.clone()]),

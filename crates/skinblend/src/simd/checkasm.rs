@@ -497,6 +497,7 @@ fn lbs_loop_against_its_twin_and_the_scalar_kernel() {
                 "the singular exit is taken"
             );
         }
+        let _ = handle.input(); // the blocks are built on the second request
         for (reads, input) in [("arrays", input), ("vertex blocks", handle.input())] {
             let block = Block::new::<4>(&input, &palette, true, 0, n);
             assert!(!block.linear_offsets.is_empty());

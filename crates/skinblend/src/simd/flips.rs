@@ -27,7 +27,6 @@ pub(super) fn flip_tally<'a>(
     input: &SkinInput<'a>,
     palette: &PreparedPalette,
 ) -> Option<&'a [u32]> {
-    let counts = input.influences().pivot_pair_counts();
     let table_blend = match palette.method() {
         Method::Linear => false,
         Method::DualQuaternion => !palette.signed_entries.is_empty(),
@@ -35,7 +34,13 @@ pub(super) fn flip_tally<'a>(
             !palette.signed_entries.is_empty() && input.rotation_centers().is_some()
         }
     };
-    (table_blend && !counts.is_empty()).then_some(counts)
+    // Derived on first use: only a call that can read them counts them.
+    let counts = if table_blend {
+        input.influences().pivot_pair_counts()
+    } else {
+        &[]
+    };
+    (!counts.is_empty()).then_some(counts)
 }
 
 /// The sign flips of the vertices `Influences::pivot_pair_counts` counts, under this palette's

@@ -64,6 +64,7 @@ pub fn bits(r: &Result3) -> Vec<u32> {
 pub fn compare(what: &str, input: &SkinInput<'_>, make: impl Fn(&SkinOptions) -> PreparedPalette) {
     // The same input as a mesh handle reads the mesh's private blocks where a kernel can.
     let mesh = SkinMesh::from_input(input);
+    let _ = mesh.input(); // the blocks are built on the second request
     let with_blocks = mesh.input();
     // CoR where the input has centers of rotation.
     let methods: &[Method] = if input.rotation_centers().is_some() {
