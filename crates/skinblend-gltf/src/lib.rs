@@ -42,6 +42,16 @@ mod topology;
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
+/// docs/library.md's Rust code blocks, compiled and run as doctests like the README's.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/library.md")]
+pub struct LibraryDoctests;
+
+/// docs/gpu.md's Rust code blocks, compiled and run as doctests like the README's.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/gpu.md")]
+pub struct GpuDoctests;
+
 pub use centers::{primitive_rotation_centers, PrimitiveCenters};
 pub use container::MAX_FILE_BYTES;
 pub use error::{GltfError, Result};

@@ -16,7 +16,7 @@
 //! calls made from inside the pool as `skinblend bench`'s parallel rows make them) and an output
 //! offset (0 unless given: the outputs are the elements from that one on of allocations that
 //! many elements longer, which moves them within their pages against the inputs; large
-//! allocations all start at the same offset in a page, docs/bench.md "The AMD EPYC host").
+//! allocations all start at the same offset in a page).
 //! Prints the arguments, the checksum of the last output and the time of the fastest call
 //! (`fastest_call_ns`, which `tools/ozz-compare/ab.py` also reports).
 

@@ -48,7 +48,7 @@ impl Backend {
     }
 }
 
-/// Skinned nodes in the `scene` row's file: with `shear_cap`'s 1,090 vertices each, 109,000
+/// Skinned nodes in the `scene` row's file: with `shear_cap`'s 1,058 vertices each, 105,800
 /// skinned vertices per frame.
 pub const SCENE_COPIES: usize = 100;
 

@@ -339,7 +339,7 @@ pub fn measure_animation(
     Ok((measured.animation_name, measured.frames))
 }
 
-/// What [`FRAMES_CSV`] holds, for the page (and the README says the same).
+/// What [`FRAMES_CSV`] holds, for the page (and docs/reports.md says the same).
 const FRAMES_CSV_COLUMNS: &str = "the numbers of the table below as comma-separated values, one header row, then one row per frame. Columns: frame (from 0); time_s (animation time, seconds); for each pair of methods B and A, max_distance_B_A_percent and rms_distance_B_A_percent (largest and root-mean-square distance between corresponding vertices, % of the bounding-box diagonal of A's result); for each method M, volume_ratio_M (posed ÷ bind-pose signed volume of all skinned triangles; empty where the bind pose has no volume) and mean_edge_ratio_M (mean posed ÷ bind-pose edge length; empty where no edge has length). Numbers are written in full precision with a dot as the decimal mark.";
 
 fn file_name(file: &Path) -> String {
