@@ -19,7 +19,7 @@ use skinblend::{
 
 use crate::convert::{
     check_columns, check_threads, diagnostics_dict, matrices, on_threads, out_slice, parse_method,
-    skin_error, slice, vec3s, vec4s,
+    skin_error, skin_on_threads, slice, vec3s, vec4s,
 };
 
 /// A mesh checked once (the core's `SkinMesh`, owning its attributes), and its palette
@@ -182,7 +182,7 @@ pub(crate) fn skin_once<'py>(
     let diagnostics = {
         let mesh = arrays.mesh(&influences)?;
         py.detach(|| {
-            on_threads(threads, || -> Result<Diagnostics, SkinError> {
+            skin_on_threads(threads, || -> Result<Diagnostics, SkinError> {
                 let prepared = prepare(&palette, bind_origins.as_deref(), &options)?;
                 mesh.skin_into(&prepared, outputs, options.run_options())
             })
@@ -261,7 +261,7 @@ impl NativeSkinner {
         let threads = self.threads;
         let this = &mut *self;
         let diagnostics = py.detach(|| {
-            on_threads(threads, || -> Result<Diagnostics, SkinError> {
+            skin_on_threads(threads, || -> Result<Diagnostics, SkinError> {
                 match this.prepared.as_mut() {
                     Some(prepared) => prepared.update(&palette)?,
                     None => {
@@ -325,14 +325,29 @@ impl NativeSkinner {
                 };
                 out.par_chunks_mut(n)
                     .zip(all.par_chunks(joints))
-                    .map(|(frame_out, palette)| {
-                        let prepared = prepare(palette, this.bind_origins.as_deref(), &options)?;
-                        this.mesh.skin_into(
-                            &prepared,
-                            SkinOutputs::positions(frame_out),
-                            options.run_options(),
-                        )
-                    })
+                    // One prepared palette per run of frames on a thread, updated frame by frame
+                    // (O(joints), no allocation) rather than prepared anew.
+                    .map_init(
+                        || None::<PreparedPalette>,
+                        |slot, (frame_out, palette)| {
+                            let prepared = match slot {
+                                Some(prepared) => {
+                                    prepared.update(palette)?;
+                                    prepared
+                                }
+                                None => slot.insert(prepare(
+                                    palette,
+                                    this.bind_origins.as_deref(),
+                                    &options,
+                                )?),
+                            };
+                            this.mesh.skin_into(
+                                prepared,
+                                SkinOutputs::positions(frame_out),
+                                options.run_options(),
+                            )
+                        },
+                    )
                     .try_fold(Diagnostics::default, |sum, d| Ok(summed(sum, &d?)))
                     .try_reduce(Diagnostics::default, |a, b| Ok(summed(a, &b)))
             })

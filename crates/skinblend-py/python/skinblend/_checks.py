@@ -17,6 +17,15 @@ METHODS: Tuple[Method, ...] = cast(Tuple[Method, ...], tuple(_native.method_name
 MAX_THREADS: int = _native.MAX_THREADS
 
 def _floats(name: str, value: Any, shape: Tuple[Optional[int], ...], shape_text: str) -> F32:
+    if (
+        type(value) is np.ndarray
+        and value.dtype == np.float32
+        and value.flags.c_contiguous
+        and value.flags.aligned
+    ):
+        # The common case, per frame: used in place after the shape check alone.
+        _check_shape(name, value, shape, shape_text)
+        return value
     array = np.asarray(value)
     if array.dtype.kind != "f":
         raise ValueError(
@@ -28,9 +37,10 @@ def _floats(name: str, value: Any, shape: Tuple[Optional[int], ...], shape_text:
 
 
 def _check_shape(name: str, array: np.ndarray, shape: Tuple[Optional[int], ...], text: str) -> None:
-    ok = array.ndim == len(shape) and all(
-        want is None or want == got for want, got in zip(shape, array.shape)
-    )
+    got = array.shape
+    ok = len(got) == len(shape)
+    for want, size in zip(shape, got):
+        ok = ok and (want is None or want == size)
     if not ok:
         raise ValueError(f"{name}: expected shape {text}, got {tuple(array.shape)}")
 
