@@ -4,13 +4,13 @@ many frames (:func:`skin_frames`), dense weights made sparse once, centers of ro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+from typing import Optional, Tuple
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _native
 from ._checks import (
-    _check_shape,
     _dense_to_sparse,
     _floats,
     _influences,
@@ -56,6 +56,55 @@ def full_validations() -> int:
     return int(_native.full_validations())
 
 
+@dataclass(frozen=True)
+class _MeshArrays:
+    """A mesh's arrays as the extension reads them, each checked for dtype and shape."""
+
+    positions: F32
+    normals: Optional[F32]
+    tangents: Optional[F32]
+    joints: npt.NDArray[np.uint16]
+    weights: F32
+    joint_count: int
+    centers: Optional[F32]
+
+    @staticmethod
+    def checked(
+        positions: ArrayLike,
+        joints: Optional[ArrayLike],
+        weights: ArrayLike,
+        normals: Optional[ArrayLike],
+        tangents: Optional[ArrayLike],
+        centers: Optional[ArrayLike],
+    ) -> "_MeshArrays":
+        checked = _floats("positions", positions, (None, 3), "(N, 3)")
+        n = checked.shape[0]
+        sparse_joints, sparse, joint_count = _influences(joints, weights, n)
+        return _MeshArrays(
+            checked,
+            None if normals is None else _floats("normals", normals, (n, 3), f"({n}, 3)"),
+            None if tangents is None else _floats("tangents", tangents, (n, 4), f"({n}, 4)"),
+            sparse_joints,
+            sparse,
+            joint_count,
+            None if centers is None else _floats("centers", centers, (n, 3), f"({n}, 3)"),
+        )
+
+    def native_arguments(
+        self,
+    ) -> Tuple[F32, Optional[F32], Optional[F32], npt.NDArray[np.uint16], F32, int]:
+        """Positions, normals, tangents, joints, weights and joint count, in the extension's
+        argument order."""
+        return (self.positions, self.normals, self.tangents, self.joints, self.weights,
+                self.joint_count)
+
+
+def _bind_origins(bind_origins: Optional[ArrayLike]) -> Optional[F32]:
+    if bind_origins is None:
+        return None
+    return _floats("bind_origins", bind_origins, (None, 3), "(J, 3)")
+
+
 class Skinner:
     """A mesh prepared once and skinned frame after frame without reallocating.
 
@@ -84,24 +133,12 @@ class Skinner:
         centers: Optional[ArrayLike] = None,
         threads: Optional[int] = None,
     ) -> None:
-        positions = _floats("positions", positions, (None, 3), "(N, 3)")
-        n = positions.shape[0]
-        sparse_joints, sparse_weights, joint_count = _influences(joints, weights, n)
-        normals = None if normals is None else _floats("normals", normals, (n, 3), f"({n}, 3)")
-        tangents = None if tangents is None else _floats("tangents", tangents, (n, 4), f"({n}, 4)")
-        centers = None if centers is None else _floats("centers", centers, (n, 3), f"({n}, 3)")
-        if bind_origins is not None:
-            bind_origins = _floats("bind_origins", bind_origins, (None, 3), "(J, 3)")
+        mesh = _MeshArrays.checked(positions, joints, weights, normals, tangents, centers)
         self._native = _native.NativeSkinner(
-            positions,
-            normals,
-            tangents,
-            sparse_joints,
-            sparse_weights,
-            joint_count,
+            *mesh.native_arguments(),
             _method(method),
-            bind_origins,
-            centers,
+            _bind_origins(bind_origins),
+            mesh.centers,
             _threads(threads),
         )
 
@@ -187,28 +224,17 @@ def skin(
     normals and centers are read in place, without a copy (other dtypes are converted once).
     For many frames of one mesh, make a :class:`Skinner` once, or call :func:`skin_frames`.
     """
-    positions = _floats("positions", positions, (None, 3), "(N, 3)")
-    n = positions.shape[0]
-    sparse_joints, sparse, joint_count = _influences(joints, weights, n)
-    normals = None if normals is None else _floats("normals", normals, (n, 3), f"({n}, 3)")
-    tangents = None if tangents is None else _floats("tangents", tangents, (n, 4), f"({n}, 4)")
-    centers = None if centers is None else _floats("centers", centers, (n, 3), f"({n}, 3)")
-    if bind_origins is not None:
-        bind_origins = _floats("bind_origins", bind_origins, (None, 3), "(J, 3)")
+    mesh = _MeshArrays.checked(positions, joints, weights, normals, tangents, centers)
     palette = _palette("palette", palette)
+    n = mesh.positions.shape[0]
     out = np.empty((n, 3), np.float32)
-    out_normals = None if normals is None else np.empty((n, 3), np.float32)
-    out_tangents = None if tangents is None else np.empty((n, 4), np.float32)
+    out_normals = None if mesh.normals is None else np.empty((n, 3), np.float32)
+    out_tangents = None if mesh.tangents is None else np.empty((n, 4), np.float32)
     diagnostics = _native.skin_once(
-        positions,
-        normals,
-        tangents,
-        sparse_joints,
-        sparse,
-        joint_count,
+        *mesh.native_arguments(),
         _method(method),
-        bind_origins,
-        centers,
+        _bind_origins(bind_origins),
+        mesh.centers,
         _threads(threads),
         palette,
         out,
