@@ -15,11 +15,12 @@ const MAX_JOINTS: usize = u16::MAX as usize + 1;
 /// below the joint count, every weight is finite and non-negative. Weights need not sum to one:
 /// the skinning options decide whether to renormalize, and a vertex whose weights sum to zero is
 /// passed through unchanged and counted. A zero-weight slot is ignored, but its joint index must
-/// still be in range. With two to eight slots per vertex, construction also records each
-/// vertex's DQS pivot (its heaviest slot, and its joint's row of the palette's pivot sign
-/// table) in two bytes per vertex, which the SIMD kernels read instead of comparing the weights
-/// every frame. What the kernels derive from the arrays is computed on first use, so a mesh
-/// skinned once by one method pays only for what that method reads.
+/// still be in range. With two to eight slots per vertex, the first SIMD DQS or CoR skinning
+/// also records each vertex's DQS pivot (its heaviest slot, and its joint's row of the
+/// palette's pivot sign table) in two bytes per vertex, which the kernels read from then on
+/// instead of comparing the weights every frame. Everything the kernels derive from the arrays
+/// is computed on first use, so a mesh skinned once by one method pays only for what that
+/// method reads.
 #[derive(Debug, Clone)]
 pub struct Influences {
     influences_per_vertex: usize,
