@@ -112,34 +112,158 @@ pub(crate) fn vertex_pivots(
         return Vec::new();
     }
     let has_rows = joint_count <= PIVOT_SIGN_TABLE_MAX_JOINTS;
-    joints
-        .chunks_exact(k)
-        .zip(weights.chunks_exact(k))
-        .map(|(vertex_joints, vertex)| {
-            let slot = pivot_slot(vertex);
-            // Below 8 (k is at most 8).
-            let mut word = slot as u16;
-            if vertex.contains(&0.0) {
-                word |= PIVOT_HAS_ZERO_WEIGHT;
-            }
-            if vertex[slot] < MIN_WEIGHT_SUM {
-                word |= PIVOT_LIGHT;
-            }
-            if has_rows {
-                // Below 128 << 8 (the joint is below the joint count).
-                word |= vertex_joints[slot] << 8;
-            }
-            word
-        })
-        .collect()
+    let mut words = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    if let (4, Some(avx2_fma)) = (k, crate::simd::cpu::Avx2Fma::detect()) {
+        // SAFETY: the token proves AVX2 and FMA, the features it is compiled for.
+        words = unsafe { crate::simd::pivots::pivot_words4(avx2_fma, joints, weights, has_rows) };
+    }
+    let done = words.len() * k;
+    words.extend(
+        joints[done..]
+            .chunks_exact(k)
+            .zip(weights[done..].chunks_exact(k))
+            .map(|(vertex_joints, vertex)| pivot_word(vertex_joints, vertex, has_rows)),
+    );
+    words
 }
 
-/// `Influences::weight_sum_range` of `weights` (`k` per vertex).
+/// One vertex's word of [`vertex_pivots`]: the definition (`simd::pivots` computes the same
+/// eight vertices at a time for four influences).
+#[inline]
+fn pivot_word(vertex_joints: &[u16], vertex: &[f32], has_rows: bool) -> u16 {
+    let slot = pivot_slot(vertex);
+    // Below 8 (k is at most 8).
+    let mut word = slot as u16;
+    if vertex.contains(&0.0) {
+        word |= PIVOT_HAS_ZERO_WEIGHT;
+    }
+    if vertex[slot] < MIN_WEIGHT_SUM {
+        word |= PIVOT_LIGHT;
+    }
+    if has_rows {
+        // Below 128 << 8 (the joint is below the joint count).
+        word |= vertex_joints[slot] << 8;
+    }
+    word
+}
+
+/// `Influences::weight_sum_range` of `weights` (`k` per vertex; every weight finite and
+/// non-negative, as `Influences` checks, so no sum is NaN).
 pub(crate) fn weight_sum_range(k: usize, weights: &[f32]) -> (f32, f32) {
+    match k {
+        4 => weight_sum_range_of::<4>(weights),
+        8 => weight_sum_range_of::<8>(weights),
+        _ => weight_sum_range_scalar(k, weights),
+    }
+}
+
+/// One vertex at a time: the definition, and the path for `k` other than 4 and 8.
+fn weight_sum_range_scalar(k: usize, weights: &[f32]) -> (f32, f32) {
     weights
         .chunks_exact(k)
         .map(|vertex| vertex.iter().fold(0.0f32, |sum, &w| sum + w))
         .fold((f32::INFINITY, 0.0f32), |(low, high), sum| {
             (low.min(sum), high.max(sum))
         })
+}
+
+/// [`weight_sum_range_scalar`] for `K` slots, eight vertices side by side (each summed in slot
+/// order from 0, as there), which the compiler vectorizes: a quarter of the time at 100k
+/// vertices, four influences (0.06 against 0.26 ms, one 2-core Xeon VM thread). The smallest
+/// and largest of the same sums is the same pair.
+fn weight_sum_range_of<const K: usize>(weights: &[f32]) -> (f32, f32) {
+    const SIDE_BY_SIDE: usize = 8;
+    let blocks = weights.chunks_exact(K * SIDE_BY_SIDE);
+    let rest = weight_sum_range_scalar(K, blocks.remainder());
+    let mut low = [f32::INFINITY; SIDE_BY_SIDE];
+    let mut high = [0.0f32; SIDE_BY_SIDE];
+    for block in blocks {
+        let mut sums = [0.0f32; SIDE_BY_SIDE];
+        for slot in 0..K {
+            for (lane, sum) in sums.iter_mut().enumerate() {
+                *sum += block[lane * K + slot];
+            }
+        }
+        for lane in 0..SIDE_BY_SIDE {
+            // Compares, not `f32::min`: no NaN to order, and they vectorize.
+            if sums[lane] < low[lane] {
+                low[lane] = sums[lane];
+            }
+            if sums[lane] > high[lane] {
+                high[lane] = sums[lane];
+            }
+        }
+    }
+    let low = low.iter().fold(rest.0, |l, &sum| l.min(sum));
+    let high = high.iter().fold(rest.1, |h, &sum| h.max(sum));
+    (low, high)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Weights from a fixed pseudo-random sequence, some zero, some large, so that sums of
+    /// different vertices differ in their last bits.
+    fn weights(count: usize, seed: u32) -> Vec<f32> {
+        let mut state = seed;
+        (0..count)
+            .map(|_| {
+                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                match state >> 29 {
+                    0 => 0.0,
+                    1 => (state >> 8) as f32,
+                    _ => (state >> 8) as f32 / (1u32 << 24) as f32,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn side_by_side_sums_give_the_scalar_range_to_the_bit() {
+        // Vertex counts below, at and around whole blocks of eight, for the vectorized `k`s
+        // and one that takes the scalar path.
+        for k in [3, 4, 8] {
+            for vertices in [0, 1, 7, 8, 9, 16, 61, 1000] {
+                let w = weights(vertices * k, (k * 1000 + vertices) as u32);
+                let (low, high) = weight_sum_range(k, &w);
+                let (scalar_low, scalar_high) = weight_sum_range_scalar(k, &w);
+                assert_eq!(
+                    (low.to_bits(), high.to_bits()),
+                    (scalar_low.to_bits(), scalar_high.to_bits()),
+                    "k = {k}, {vertices} vertices"
+                );
+            }
+        }
+        assert_eq!(weight_sum_range(4, &[]), (f32::INFINITY, 0.0));
+    }
+
+    #[test]
+    fn side_by_side_pivot_words_equal_the_definition() {
+        // Ties (equal weights pick the first), zeros, light (subnormal) pivots and both row
+        // settings; eight influences take the one-vertex path.
+        for k in [4, 8] {
+            for vertices in [0, 1, 7, 8, 9, 61, 1000] {
+                let mut w = weights(vertices * k, (k * 7 + vertices) as u32);
+                for (i, weight) in w.iter_mut().enumerate().filter(|(i, _)| i % 13 == 0) {
+                    *weight = if i % 2 == 0 { 0.25 } else { 1e-39 };
+                }
+                let joints: Vec<u16> = (0..w.len()).map(|i| (i * 37 % 100) as u16).collect();
+                for joint_count in [100, PIVOT_SIGN_TABLE_MAX_JOINTS + 1] {
+                    let has_rows = joint_count <= PIVOT_SIGN_TABLE_MAX_JOINTS;
+                    let expected: Vec<u16> = joints
+                        .chunks_exact(k)
+                        .zip(w.chunks_exact(k))
+                        .map(|(j, v)| pivot_word(j, v, has_rows))
+                        .collect();
+                    assert_eq!(
+                        vertex_pivots(k, &joints, &w, joint_count),
+                        expected,
+                        "k = {k}, {vertices} vertices, {joint_count} joints"
+                    );
+                }
+            }
+        }
+    }
 }

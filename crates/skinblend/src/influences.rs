@@ -1,5 +1,6 @@
 //! Per-vertex joint influences: validated once, trusted by every kernel after.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use crate::error::SkinError;
@@ -20,7 +21,9 @@ const MAX_JOINTS: usize = u16::MAX as usize + 1;
 /// palette's pivot sign table) in two bytes per vertex, which the kernels read from then on
 /// instead of comparing the weights every frame. Everything the kernels derive from the arrays
 /// is computed on first use, so a mesh skinned once by one method pays only for what that
-/// method reads.
+/// method reads; what saves a little per call (LBS's palette byte offsets, two bytes per slot;
+/// DQS's and CoR's pair counts for the sign-flip tally) is built by the second SIMD call, so
+/// a mesh skinned once never builds it.
 #[derive(Debug, Clone)]
 pub struct Influences {
     influences_per_vertex: usize,
@@ -49,6 +52,20 @@ pub struct Influences {
     /// address instead of shifting each joint (a `shl` per influence less,
     /// `influence_tables::linear_offsets`).
     linear_offsets: OnceLock<Vec<u16>>,
+    /// Set by the first SIMD skinning call (`Influences::mark_skinned`): the tables only a
+    /// reused mesh pays for (`linear_offsets`, `pivot_pair_counts`) are built from the second
+    /// call on, so a mesh skinned once (a one-shot call) does not build them.
+    skinned: SkinnedBefore,
+}
+
+/// Whether a SIMD call has skinned these influences before; a copy keeps the state.
+#[derive(Debug, Default)]
+struct SkinnedBefore(AtomicBool);
+
+impl Clone for SkinnedBefore {
+    fn clone(&self) -> Self {
+        Self(AtomicBool::new(self.0.load(Ordering::Relaxed)))
+    }
 }
 
 /// Equal arrays (what the rest is derived from), whatever has been derived so far.
@@ -127,6 +144,7 @@ impl Influences {
             pivot_pair_counts: OnceLock::new(),
             weight_sum_range: OnceLock::new(),
             linear_offsets: OnceLock::new(),
+            skinned: SkinnedBefore::default(),
             joints,
             weights,
         }
@@ -220,7 +238,7 @@ impl Influences {
                         joint_count,
                     });
                 }
-                if !(weight.is_finite() && weight >= 0.0) {
+                if !finite_non_negative(weight) {
                     return Err(SkinError::InvalidWeight {
                         vertex,
                         slot,
@@ -347,6 +365,12 @@ impl Influences {
             .get_or_init(|| linear_offsets(&self.joints, self.joint_count))
     }
 
+    /// Records a SIMD skinning call; returns whether one came before (then the call may build
+    /// and read the tables a reused mesh pays for). Called once per call, before its split.
+    pub(crate) fn mark_skinned(&self) -> bool {
+        self.skinned.0.swap(true, Ordering::Relaxed)
+    }
+
     /// The smallest and the largest weight sum of a vertex (f32, slot order); `(∞, 0)` for a
     /// mesh without vertices.
     pub(crate) fn weight_sum_range(&self) -> (f32, f32) {
@@ -373,12 +397,16 @@ fn first_bad_slot(
     weights: &[f32],
     joint_count: usize,
 ) -> Option<SkinError> {
-    let largest_joint = joints.iter().fold(0u16, |max, &joint| max.max(joint));
+    let (largest_joint, weights_ok) = crate::simd::vectorized(|| {
+        (
+            joints.iter().fold(0u16, |max, &joint| max.max(joint)),
+            weights
+                .iter()
+                .fold(true, |ok, &w| ok & finite_non_negative(w)),
+        )
+    });
     // Every u16 is below a joint count above u16::MAX.
     let joints_ok = u16::try_from(joint_count).map_or(true, |limit| largest_joint < limit);
-    let weights_ok = weights
-        .iter()
-        .fold(true, |ok, &w| ok & (w.is_finite() & (w >= 0.0)));
     if joints_ok && weights_ok {
         return None;
     }
@@ -392,7 +420,7 @@ fn first_bad_slot(
                 joint_count,
             });
         }
-        if !(weight.is_finite() && weight >= 0.0) {
+        if !finite_non_negative(weight) {
             return Some(SkinError::InvalidWeight {
                 vertex,
                 slot,
@@ -401,6 +429,15 @@ fn first_bad_slot(
         }
     }
     None
+}
+
+/// `weight` is finite and not below zero (`-0.0` included), decided on its bits: below the
+/// exponent of infinity with the sign clear, or exactly `-0.0` (integer compares, which
+/// vectorize; the float form compiled to twice the instructions).
+#[inline]
+fn finite_non_negative(weight: f32) -> bool {
+    let bits = weight.to_bits();
+    (bits < f32::INFINITY.to_bits()) | (bits == (-0.0f32).to_bits())
 }
 
 fn check_joint_count(joint_count: usize) -> Result<(), SkinError> {

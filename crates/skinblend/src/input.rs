@@ -154,21 +154,37 @@ impl<'a> SkinInput<'a> {
 }
 
 /// A vertex attribute whose values can be checked for finiteness.
-pub(crate) trait FiniteValue {
+pub(crate) trait FiniteValue: Sized {
     /// Every component finite.
     fn is_finite_value(&self) -> bool;
+
+    /// The components of `values`, in order.
+    fn components(values: &[Self]) -> &[f32];
 }
 
-// `&`, not `&&`: no branch per component, so the check over a mesh vectorizes.
 impl FiniteValue for Vec3 {
     fn is_finite_value(&self) -> bool {
-        self.x.is_finite() & self.y.is_finite() & self.z.is_finite()
+        self.is_finite()
+    }
+
+    fn components(values: &[Self]) -> &[f32] {
+        // SAFETY: `Vec3` is `#[repr(C)]` with three `f32` fields and no padding (size 12,
+        // align 4), so `len` of them are `3 len` consecutive, initialized `f32`s, borrowed
+        // for as long as `values`.
+        unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<f32>(), values.len() * 3) }
     }
 }
 
 impl FiniteValue for Vec4 {
     fn is_finite_value(&self) -> bool {
-        self.x.is_finite() & self.y.is_finite() & self.z.is_finite() & self.w.is_finite()
+        self.is_finite()
+    }
+
+    fn components(values: &[Self]) -> &[f32] {
+        // SAFETY: `Vec4` is four `f32`s and nothing else (size 16: glam's SIMD `Vec4` is
+        // one `__m128`, its scalar one `#[repr(C)]` x, y, z, w), so `len` of them are
+        // `4 len` consecutive, initialized `f32`s, borrowed for as long as `values`.
+        unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<f32>(), values.len() * 4) }
     }
 }
 
@@ -179,8 +195,15 @@ pub(crate) fn check_attribute<T: FiniteValue>(
     values: &[T],
 ) -> Result<(), SkinError> {
     check_length(attribute, expected, values.len())?;
-    // One pass without an early exit (it vectorizes); the vertex at fault is found only then.
-    if values.iter().fold(true, |all, v| all & v.is_finite_value()) {
+    // One pass over the components' bits without an early exit (a finite `f32`'s exponent
+    // bits are not all ones), which vectorizes; the vertex at fault is found only then.
+    let exponent = f32::INFINITY.to_bits();
+    let all_finite = crate::simd::vectorized(|| {
+        T::components(values)
+            .iter()
+            .fold(true, |all, c| all & (c.to_bits() & exponent != exponent))
+    });
+    if all_finite {
         return Ok(());
     }
     match values.iter().position(|v| !v.is_finite_value()) {

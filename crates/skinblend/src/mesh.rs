@@ -10,8 +10,8 @@ use crate::influences::Influences;
 use crate::input::{check_attribute, count_full_validation, SkinInput};
 use crate::palette::PreparedPalette;
 use crate::skin::{check_call, skin_checked};
-use crate::types::{Diagnostics, RunOptions, SkinOutputs, Skinned};
-use crate::vertex_blocks::LazyBlocks;
+use crate::types::{Diagnostics, Method, RunOptions, SkinOutputs, Skinned};
+use crate::vertex_blocks::{LazyBlocks, VertexBlocks};
 
 /// A mesh's bind pose and influences, checked once, then skinned every frame with only what a
 /// frame can change checked: the palette (O(joints), when it is prepared) and the outputs'
@@ -191,13 +191,27 @@ impl<'a> SkinMesh<'a> {
     /// private layout).
     #[must_use]
     pub fn input(&self) -> SkinInput<'_> {
+        self.input_with(self.blocks.get(&self.positions, self.normals.as_deref()))
+    }
+
+    /// The mesh as the kernels of `method` read it: with its blocks for LBS only (the one
+    /// method that reads them, so that a mesh skinned by DQS or CoR never builds them).
+    fn input_for(&self, method: Method) -> SkinInput<'_> {
+        if method == Method::Linear {
+            self.input()
+        } else {
+            self.input_with(None)
+        }
+    }
+
+    fn input_with<'s>(&'s self, blocks: Option<&'s VertexBlocks>) -> SkinInput<'s> {
         SkinInput::checked(
             &self.positions,
             self.normals.as_deref(),
             self.tangents.as_deref(),
             &self.influences,
             self.rotation_centers.as_deref(),
-            self.blocks.get(&self.positions, self.normals.as_deref()),
+            blocks,
         )
     }
 
@@ -213,7 +227,7 @@ impl<'a> SkinMesh<'a> {
         outputs: SkinOutputs<'_>,
         run: RunOptions,
     ) -> Result<Diagnostics, SkinError> {
-        crate::skin::skin_into(&self.input(), palette, outputs, run)
+        crate::skin::skin_into(&self.input_for(palette.method()), palette, outputs, run)
     }
 
     /// Skins the mesh into new buffers (normals and tangents where the mesh has them).
@@ -322,7 +336,7 @@ impl<'j> SkinJob<'j> {
 /// would give.
 pub fn skin_batch(jobs: &mut [SkinJob<'_>], run: RunOptions) -> Result<(), SkinError> {
     for (index, job) in jobs.iter().enumerate() {
-        check_call(&job.mesh.input(), job.palette, &job.outputs).map_err(|e| {
+        check_call(&job.mesh.input_with(None), job.palette, &job.outputs).map_err(|e| {
             SkinError::BatchJob {
                 job: index,
                 source: Box::new(e),
@@ -348,7 +362,8 @@ fn skin_job(job: &mut SkinJob<'_>, run: RunOptions) {
         normals: job.outputs.normals.as_deref_mut(),
         tangents: job.outputs.tangents.as_deref_mut(),
     };
-    job.diagnostics = skin_checked(&job.mesh.input(), job.palette, outputs, run);
+    let input = job.mesh.input_for(job.palette.method());
+    job.diagnostics = skin_checked(&input, job.palette, outputs, run);
 }
 
 /// Refreshes every palette of a frame in one call: `palettes[i].update(skin_matrices[i])`, the

@@ -4,12 +4,11 @@
 
 use glam::{Affine3A, Vec3, Vec4};
 
-use super::flips::flip_tally;
 use super::layout::{
     SignedEntry, LANES, PIVOT_HAS_ZERO_WEIGHT, PIVOT_LIGHT, PIVOT_ROW_BITS, PIVOT_SLOT_BITS,
     SIGNED_ENTRY_FLIP_BYTES,
 };
-use super::policy;
+use super::{policy, CallTables};
 use crate::dual_quat::DualQuat;
 use crate::influence_tables::MIN_WEIGHT_SUM;
 use crate::input::SkinInput;
@@ -82,6 +81,7 @@ impl<'a> Block<'a> {
     pub(super) fn new<const K: usize>(
         input: &SkinInput<'a>,
         palette: &'a PreparedPalette,
+        tables: CallTables,
         renormalize: bool,
         first_vertex: usize,
         count: usize,
@@ -102,7 +102,7 @@ impl<'a> Block<'a> {
             _ => &[],
         };
         let linear = palette.method() == crate::types::Method::Linear;
-        let tally_flips = flip_tally(input, palette).is_some();
+        let tally_flips = tables.flip_tally;
         // The counts include the mesh's whole blocks of eight.
         let counted_end = influences.vertex_count() / LANES * LANES;
         let tallied_vertices = if tally_flips {
@@ -116,7 +116,7 @@ impl<'a> Block<'a> {
             weights: &influences.weights()[vertices.start * k..vertices.end * k],
             // Each derived on first use, and only for the method that reads it: the LBS kernels
             // read the offsets, the DQS and CoR kernels the pivots.
-            linear_offsets: if linear {
+            linear_offsets: if linear && tables.linear_offsets {
                 influences
                     .linear_offsets()
                     .get(vertices.start * k..vertices.end * k)

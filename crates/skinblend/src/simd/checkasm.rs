@@ -22,6 +22,7 @@ use super::loads::{
     shuffle_ps, shuffle_ps_intrinsics, store3x8, store_rows3_intrinsics,
 };
 use super::policy;
+use super::CallTables;
 use crate::fixtures::benchmark_mesh;
 use crate::input::SkinInput;
 use crate::mesh::SkinMesh;
@@ -498,8 +499,13 @@ fn lbs_loop_against_its_twin_and_the_scalar_kernel() {
             );
         }
         let _ = handle.input(); // the blocks are built on the second request
+                                // The offsets, as a reused mesh's call reads them.
+        let tables = CallTables {
+            linear_offsets: true,
+            flip_tally: false,
+        };
         for (reads, input) in [("arrays", input), ("vertex blocks", handle.input())] {
-            let block = Block::new::<4>(&input, &palette, true, 0, n);
+            let block = Block::new::<4>(&input, &palette, tables, true, 0, n);
             assert!(!block.linear_offsets.is_empty());
             let run = Run {
                 input: &input,

@@ -1,4 +1,5 @@
-//! The proof that this CPU has AVX2 and FMA: a token only run-time detection can make.
+//! The proof that this CPU has AVX2 and FMA (a token only run-time detection can make), and the
+//! way to compile a plain pass for them where it does.
 
 /// Proof that the running CPU has AVX2 and FMA. Zero-sized, and its field is private, so the
 /// only way to get one is [`Avx2Fma::detect`], which checks the CPU: a function that takes one
@@ -17,4 +18,24 @@ impl Avx2Fma {
         (std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma"))
             .then_some(Self { _detected: () })
     }
+}
+
+/// Runs `pass` compiled for AVX2 and FMA where this CPU has them, else as built (SSE2): for the
+/// plain-Rust passes over a mesh's arrays (validation, derived tables) that the compiler
+/// vectorizes. `pass` and what it calls must be `#[inline]` into it for the wider code; the
+/// result is the same either way (integer and comparison work, or float sums in a fixed order).
+#[inline]
+pub(crate) fn on_avx2<R>(pass: impl FnOnce() -> R) -> R {
+    match Avx2Fma::detect() {
+        // SAFETY: the token proves AVX2 and FMA, the only features `compiled_for_avx2` enables.
+        Some(token) => unsafe { compiled_for_avx2(token, pass) },
+        None => pass(),
+    }
+}
+
+/// `pass()`, with AVX2 and FMA enabled for what inlines into it.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn compiled_for_avx2<R>(_: Avx2Fma, pass: impl FnOnce() -> R) -> R {
+    pass()
 }

@@ -7,17 +7,24 @@ use glam::{Vec3, Vec4};
 use super::block::{tallied_flips, Block};
 use super::cpu::Avx2Fma;
 use super::layout::BLOCK_VERTICES;
-use super::{cor, dqs, lbs, lbs_loop};
+use super::{cor, dqs, lbs, lbs_loop, CallTables};
 use crate::input::SkinInput;
 use crate::palette::PreparedPalette;
 use crate::reference::skin_range;
 use crate::types::{Method, RangeCounts, SkinOutputs};
 
 /// One variant of the driver loop, as [`table`] hands it out: skins vertices `first_vertex ..`
-/// of the input into `outputs` (lengths already checked; the `bool` is
+/// of the input into `outputs` (lengths already checked; the tables the call reads; the `bool` is
 /// [`crate::RunOptions::renormalize`]). Only a CPU with AVX2 and FMA runs it: the token says so.
-pub(super) type Avx2Kernel =
-    fn(Avx2Fma, &SkinInput<'_>, &PreparedPalette, bool, usize, SkinOutputs<'_>) -> RangeCounts;
+pub(super) type Avx2Kernel = fn(
+    Avx2Fma,
+    &SkinInput<'_>,
+    &PreparedPalette,
+    CallTables,
+    bool,
+    usize,
+    SkinOutputs<'_>,
+) -> RangeCounts;
 
 /// Method codes for the driver's const parameter.
 pub(super) const LINEAR: u8 = 0;
@@ -82,12 +89,15 @@ fn drive<const M: u8, const K: usize, const N: bool, const T: bool, const R: boo
     _: Avx2Fma,
     input: &SkinInput<'_>,
     palette: &PreparedPalette,
+    tables: CallTables,
     renormalize: bool,
     first_vertex: usize,
     outputs: SkinOutputs<'_>,
 ) -> RangeCounts {
     // SAFETY: the token proves AVX2 and FMA (only `Avx2Fma::detect` makes one).
-    unsafe { drive_avx2::<M, K, N, T, R>(input, palette, renormalize, first_vertex, outputs) }
+    unsafe {
+        drive_avx2::<M, K, N, T, R>(input, palette, tables, renormalize, first_vertex, outputs)
+    }
 }
 
 /// The one driver loop: whole blocks by the method's block kernel, anything it declines and
@@ -97,6 +107,7 @@ fn drive<const M: u8, const K: usize, const N: bool, const T: bool, const R: boo
 fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R: bool>(
     input: &SkinInput<'_>,
     palette: &PreparedPalette,
+    tables: CallTables,
     renormalize: bool,
     first_vertex: usize,
     mut outputs: SkinOutputs<'_>,
@@ -108,7 +119,7 @@ fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R
         counts.counted = skin_range(input, palette, renormalize, first_vertex, outputs);
         return counts;
     }
-    let block = Block::new::<K>(input, palette, renormalize, first_vertex, count);
+    let block = Block::new::<K>(input, palette, tables, renormalize, first_vertex, count);
     // LBS: every slice a block indexes is the range's length (as `Block::new` and `skin_into`
     // made them), stated once so that the compiler folds the blocks' bounds checks. Not for DQS
     // and CoR, which run slower with it. Were one longer, the scalar kernel would take the

@@ -12,12 +12,14 @@
 
 use super::cpu::Avx2Fma;
 use super::layout::{PIVOT_SIGN_TABLE_MAX_JOINTS, SIGNED_ENTRY_FLIP_BYTES};
+use super::CallTables;
 use crate::input::SkinInput;
 use crate::palette::PreparedPalette;
 use crate::types::Method;
 
-/// The pair counts from which this call's SIMD kernel counts its sign flips once per call
-/// (`Influences::pivot_pair_counts`), or `None` where the kernel counts them per influence: the
+/// The pair counts (built here) from which a call's SIMD kernel can count its sign flips once
+/// per call (`Influences::pivot_pair_counts`), or `None` where it counts them per influence
+/// (`select` decides, from this and whether the mesh was skinned before: `CallTables`): the
 /// DQS and CoR kernels that read the palette's pivot sign table (four or eight influences per
 /// vertex, at most `PIVOT_SIGN_TABLE_MAX_JOINTS` joints; CoR with centers) do so when the mesh
 /// has the counts. Against a vector add per influence, SIMD DQS with normals 1.05× at 100k
@@ -45,12 +47,16 @@ pub(super) fn flip_tally<'a>(
 
 /// The sign flips of the vertices `Influences::pivot_pair_counts` counts, under this palette's
 /// pivot sign table: the count of each `(pivot joint, joint)` pair whose entry is a flip,
-/// summed (0 where [`flip_tally`] is `None`). Reads `joint_count²` entries once per call.
+/// summed (0 where the call does not tally: `CallTables::flip_tally`). Reads `joint_count²` entries once per call.
 pub(super) fn tallied_sign_flips(
     avx2_fma: Avx2Fma,
     input: &SkinInput<'_>,
     palette: &PreparedPalette,
+    tables: CallTables,
 ) -> usize {
+    if !tables.flip_tally {
+        return 0;
+    }
     let Some(counts) = flip_tally(input, palette) else {
         return 0;
     };
