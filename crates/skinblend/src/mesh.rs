@@ -343,27 +343,27 @@ pub fn skin_batch(jobs: &mut [SkinJob<'_>], run: RunOptions) -> Result<(), SkinE
             }
         })?;
     }
+    let total = jobs.iter().map(|j| j.mesh.vertex_count()).sum();
     #[cfg(feature = "rayon")]
     if run.parallel && rayon::current_num_threads() > 1 {
-        let total = jobs.iter().map(|j| j.mesh.vertex_count()).sum();
-        batch_split(jobs, total, run);
+        batch_split(jobs, total, total, run);
         return Ok(());
     }
     for job in jobs.iter_mut() {
-        skin_job(job, run);
+        skin_job(job, run, total);
     }
     Ok(())
 }
 
-/// Skins one checked job.
-fn skin_job(job: &mut SkinJob<'_>, run: RunOptions) {
+/// Skins one checked job of a batch of `batch_vertices` vertices.
+fn skin_job(job: &mut SkinJob<'_>, run: RunOptions, batch_vertices: usize) {
     let outputs = SkinOutputs {
         positions: &mut *job.outputs.positions,
         normals: job.outputs.normals.as_deref_mut(),
         tangents: job.outputs.tangents.as_deref_mut(),
     };
     let input = job.mesh.input_for(job.palette.method());
-    job.diagnostics = skin_checked(&input, job.palette, outputs, run);
+    job.diagnostics = skin_checked(&input, job.palette, outputs, run, batch_vertices);
 }
 
 /// Refreshes every palette of a frame in one call: `palettes[i].update(skin_matrices[i])`, the
@@ -421,9 +421,9 @@ pub fn update_palettes(
 /// closest to equal, and skins the halves with `rayon::join`; a single job splits its vertices
 /// as [`crate::skin_into`] does.
 #[cfg(feature = "rayon")]
-fn batch_split(jobs: &mut [SkinJob<'_>], vertices: usize, run: RunOptions) {
+fn batch_split(jobs: &mut [SkinJob<'_>], vertices: usize, batch_vertices: usize, run: RunOptions) {
     if let [job] = jobs {
-        skin_job(job, run);
+        skin_job(job, run, batch_vertices);
         return;
     }
     // Take jobs while the first half stays within half the work, then one more where that
@@ -444,8 +444,8 @@ fn batch_split(jobs: &mut [SkinJob<'_>], vertices: usize, run: RunOptions) {
     let before: usize = jobs[..mid].iter().map(|j| j.mesh.vertex_count()).sum();
     let (left, right) = jobs.split_at_mut(mid);
     rayon::join(
-        || batch_split(left, before, run),
-        || batch_split(right, vertices - before, run),
+        || batch_split(left, before, batch_vertices, run),
+        || batch_split(right, vertices - before, batch_vertices, run),
     );
 }
 

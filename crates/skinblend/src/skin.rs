@@ -101,7 +101,13 @@ pub fn skin_into(
     run: RunOptions,
 ) -> Result<Diagnostics, SkinError> {
     check_call(input, palette, &outputs)?;
-    Ok(skin_checked(input, palette, outputs, run))
+    Ok(skin_checked(
+        input,
+        palette,
+        outputs,
+        run,
+        input.vertex_count(),
+    ))
 }
 
 /// The O(1) checks of a call of [`skin_into`].
@@ -141,16 +147,19 @@ pub(crate) fn check_call(
     Ok(())
 }
 
-/// [`skin_into`] after [`check_call`].
+/// [`skin_into`] after [`check_call`]; `swept_vertices`: the vertices skinned around this call
+/// in the same frame (its own, or its batch's), which decide whether its inputs stream from
+/// memory (`simd::select`).
 pub(crate) fn skin_checked(
     input: &SkinInput<'_>,
     palette: &PreparedPalette,
     outputs: SkinOutputs<'_>,
     run: RunOptions,
+    swept_vertices: usize,
 ) -> Diagnostics {
     // The kernel is chosen once per call: every piece of a parallel split runs the same one.
     let kernel = if run.simd {
-        select(input, palette, &outputs, run.renormalize)
+        select(input, palette, &outputs, run.renormalize, swept_vertices)
     } else {
         Kernel::Scalar
     };

@@ -73,6 +73,8 @@ pub(super) struct Block<'a> {
     /// vertices of the range are among those the counts include.
     pub(super) tally_flips: bool,
     pub(super) tallied_vertices: usize,
+    /// DQS prefetches its inputs ahead (`CallTables::prefetch`).
+    pub(super) prefetch: bool,
 }
 
 impl<'a> Block<'a> {
@@ -169,6 +171,7 @@ impl<'a> Block<'a> {
             ),
             tally_flips,
             tallied_vertices,
+            prefetch: tables.prefetch,
         }
     }
 

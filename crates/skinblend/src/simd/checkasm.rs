@@ -503,6 +503,7 @@ fn lbs_loop_against_its_twin_and_the_scalar_kernel() {
         let tables = CallTables {
             linear_offsets: true,
             flip_tally: false,
+            prefetch: false,
         };
         for (reads, input) in [("arrays", input), ("vertex blocks", handle.input())] {
             let block = Block::new::<4>(&input, &palette, tables, true, 0, n);

@@ -72,14 +72,14 @@ pub(super) fn table(
     }
 }
 
-/// DQS calls on meshes of at least this many vertices prefetch their inputs
-/// [`PREFETCH_AHEAD_VERTICES`] ahead, in every piece (the whole mesh counts, not the piece a
-/// thread skins: what the call sweeps decides whether its streams come from memory rather than
-/// cache). There DQS's longer chain per block leaves fewer loads in flight than LBS's: DQS with
+/// DQS calls that sweep at least this many vertices (a mesh, or a batch's meshes: `select`
+/// decides, `CallTables::prefetch`) prefetch their inputs [`PREFETCH_AHEAD_VERTICES`] ahead,
+/// in every piece (what the call sweeps decides whether its streams come from memory rather
+/// than cache, not the piece a thread skins). There DQS's longer chain per block leaves fewer loads in flight than LBS's: DQS with
 /// normals at 1M vertices 1.09× (`ab.py 11 "dq pn 4 1000000 100"` against a build without the
 /// prefetch; the measuring recipe is in `simd/mod.rs`), where every other method, and DQS at
 /// 100k, ran slower with it.
-const PREFETCH_MIN_VERTICES: usize = 1 << 18;
+pub(super) const PREFETCH_MIN_VERTICES: usize = 1 << 18;
 
 /// How far ahead [`prefetch_inputs`] reads.
 const PREFETCH_AHEAD_VERTICES: usize = 128;
@@ -254,7 +254,7 @@ pub(super) unsafe fn whole_blocks<
     }
     let count = outputs.positions.len();
     let mut base = 0;
-    let prefetch = M == DUAL_QUATERNION && run.input.vertex_count() >= PREFETCH_MIN_VERTICES;
+    let prefetch = M == DUAL_QUATERNION && block.prefetch;
     // LBS's normals of the block before (`lbs::DeferredNormals`).
     let mut deferred_normals = None;
     while base + BLOCK_VERTICES <= count {

@@ -128,6 +128,10 @@ pub(crate) struct CallTables {
     /// DQS and CoR count the sign flips of whole blocks once per call from
     /// `Influences::pivot_pair_counts` (built; `flips::flip_tally`).
     pub(crate) flip_tally: bool,
+    /// DQS prefetches its inputs ahead: the call sweeps at least
+    /// `driver::PREFETCH_MIN_VERTICES` vertices (its mesh, or the batch it is part of), too
+    /// many for the cache to hold from one frame to the next.
+    pub(crate) prefetch: bool,
 }
 
 impl Kernel {
@@ -194,12 +198,14 @@ pub(crate) fn vectorized<R>(pass: impl FnOnce() -> R) -> R {
 
 /// The best kernel for this call: the SIMD variant for its method, attributes and influences
 /// where the CPU has AVX2 and FMA, else the scalar reference. `renormalize` is
-/// [`crate::RunOptions::renormalize`].
+/// [`crate::RunOptions::renormalize`]; `swept_vertices` the vertices the caller skins this
+/// frame around this call (the mesh's, or a batch's).
 pub(crate) fn select(
     input: &SkinInput<'_>,
     palette: &PreparedPalette,
     outputs: &SkinOutputs<'_>,
     renormalize: bool,
+    swept_vertices: usize,
 ) -> Kernel {
     #[cfg(target_arch = "x86_64")]
     if let Some(avx2_fma) = cpu::Avx2Fma::detect() {
@@ -226,10 +232,12 @@ pub(crate) fn select(
                 && palette.method() == Method::Linear
                 && !influences.linear_offsets().is_empty(),
             flip_tally: reused && flips::flip_tally(input, palette).is_some(),
+            prefetch: palette.method() == Method::DualQuaternion
+                && swept_vertices.max(input.vertex_count()) >= driver::PREFETCH_MIN_VERTICES,
         };
         return Kernel::Avx2(avx2_fma, kernel, tables);
     }
-    let _ = (input, palette, outputs, renormalize);
+    let _ = (input, palette, outputs, renormalize, swept_vertices);
     Kernel::Scalar
 }
 
