@@ -175,23 +175,38 @@ impl Influences {
             });
         }
         let rows = weights.chunks_exact(joint_count);
-        let k = rows
-            .clone()
-            .map(|row| row.iter().filter(|&&w| w != 0.0).count())
-            .max()
-            .unwrap_or(0)
-            .max(1);
+        let k = crate::simd::vectorized(|| {
+            rows.clone()
+                .map(|row| row.iter().fold(0usize, |n, &w| n + usize::from(w != 0.0)))
+                .max()
+                .unwrap_or(0)
+                .max(1)
+        });
         let vertices = weights.len() / joint_count;
-        let mut joints = Vec::with_capacity(vertices * k);
-        let mut sparse = Vec::with_capacity(vertices * k);
-        for row in rows {
-            let start = joints.len();
-            for (joint, &w) in row.iter().enumerate().filter(|&(_, &w)| w != 0.0) {
-                joints.push(joint as u16);
-                sparse.push(w);
+        let mut joints = vec![0u16; vertices * k];
+        let mut sparse = vec![0.0f32; vertices * k];
+        // Each row's non-zero weights found 32 at a time as a bit mask (no branch per weight),
+        // then taken lowest bit first, in ascending joint order; the slots after stay (0, 0.0).
+        const MASK_BITS: usize = 32;
+        for ((row, row_joints), row_weights) in rows
+            .zip(joints.chunks_exact_mut(k))
+            .zip(sparse.chunks_exact_mut(k))
+        {
+            let mut slot = 0;
+            for (chunk_index, chunk) in row.chunks(MASK_BITS).enumerate() {
+                let mut mask = chunk
+                    .iter()
+                    .enumerate()
+                    .fold(0u32, |mask, (bit, &w)| mask | (u32::from(w != 0.0) << bit));
+                while mask != 0 {
+                    let bit = mask.trailing_zeros() as usize;
+                    // Below 65,536 (checked above); `slot` below `k`, the most of any row.
+                    row_joints[slot] = (chunk_index * MASK_BITS + bit) as u16;
+                    row_weights[slot] = chunk[bit];
+                    slot += 1;
+                    mask &= mask - 1;
+                }
             }
-            joints.resize(start + k, 0);
-            sparse.resize(start + k, 0.0);
         }
         Self::new(k, joints, sparse, joint_count)
     }

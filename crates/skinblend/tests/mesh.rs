@@ -354,6 +354,40 @@ fn dense_weights_converted_once_skin_as_the_sparse_ones() {
 }
 
 #[test]
+fn dense_weights_over_many_joints_keep_every_non_zero_in_joint_order() {
+    // 70 joints: two whole 32-joint masks and a partial one; non-zeros in each of them, a
+    // row with none, and the widest row deciding k.
+    let joint_count = 70;
+    let rows: [&[usize]; 4] = [&[0, 31, 32, 63, 64, 69], &[5], &[], &[33, 40]];
+    let mut dense = vec![0.0f32; rows.len() * joint_count];
+    for (v, joints) in rows.iter().enumerate() {
+        for (i, &joint) in joints.iter().enumerate() {
+            dense[v * joint_count + joint] = 0.1 + i as f32;
+        }
+    }
+    let influences = skinblend::Influences::from_dense_weights(&dense, joint_count).unwrap();
+    let k = 6;
+    assert_eq!(influences.influences_per_vertex(), k);
+    for (v, joints) in rows.iter().enumerate() {
+        let (slot_joints, slot_weights) = influences.vertex(v).unwrap();
+        let expected_joints: Vec<u16> = (0..k)
+            .map(|s| joints.get(s).map_or(0, |&j| j as u16))
+            .collect();
+        let expected_weights: Vec<f32> = (0..k)
+            .map(|s| {
+                if s < joints.len() {
+                    0.1 + s as f32
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        assert_eq!(slot_joints, &expected_joints[..], "vertex {v}");
+        assert_eq!(slot_weights, &expected_weights[..], "vertex {v}");
+    }
+}
+
+#[test]
 fn palettes_updated_in_one_call_equal_those_updated_alone() {
     let crowd = crowd();
     let frame: Vec<Vec<Mat4>> = crowd
