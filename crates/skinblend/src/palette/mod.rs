@@ -8,7 +8,7 @@ use glam::{Affine3A, Mat4, Vec3};
 
 use crate::dual_quat::DualQuat;
 use crate::error::SkinError;
-use crate::rigid_split::{check_matrix, check_tolerance, is_rigid_checked, split_checked};
+use crate::rigid_split::{check_matrix, check_tolerance, non_rigid_count, split_checked};
 use crate::simd::layout::{
     LineAligned, SignedEntry, PIVOT_SIGN_TABLE_MAX_JOINTS, SIGNED_ENTRY_FLIP_BYTES,
     SIGNED_ENTRY_STRIDE_BYTES,
@@ -241,10 +241,7 @@ impl PreparedPalette {
             signed_offsets_into(&self.dual_quats, &mut self.signed_offsets);
             self.real_length_range = real_length_range(&self.dual_quats);
         } else {
-            self.non_rigid_joints = palette
-                .iter()
-                .filter(|matrix| !is_rigid_checked(matrix, tolerance))
-                .count();
+            self.non_rigid_joints = non_rigid_count(palette, tolerance);
         }
         self.fill_signed_entries();
         self.joint_count = palette.len();
