@@ -57,9 +57,9 @@ pub(crate) fn slice<'a, T: numpy::Element, D: numpy::ndarray::Dimension>(
     name: &str,
     array: &'a numpy::PyReadonlyArray<'_, T, D>,
 ) -> PyResult<&'a [T]> {
-    array
-        .as_slice()
-        .map_err(|_| PyValueError::new_err(format!("{name}: expected a C-contiguous array")))
+    // `as_slice` takes Fortran order too, whose rows are not where the callers read them.
+    let data = array.as_slice().ok().filter(|_| array.is_c_contiguous());
+    data.ok_or_else(|| PyValueError::new_err(format!("{name}: expected a C-contiguous array")))
 }
 
 /// A `(N, 3)` float32 array's rows as `Vec3`s: borrowed without a copy (numpy's float32 data
@@ -96,9 +96,12 @@ pub(crate) fn out_slice<'a, T: bytemuck::Pod, D: numpy::ndarray::Dimension>(
     name: &str,
     array: &'a mut numpy::PyReadwriteArray<'_, f32, D>,
 ) -> PyResult<&'a mut [T]> {
+    let c_order = array.is_c_contiguous();
     let data = array
         .as_slice_mut()
-        .map_err(|_| PyValueError::new_err(format!("{name}: expected a C-contiguous array")))?;
+        .ok()
+        .filter(|_| c_order)
+        .ok_or_else(|| PyValueError::new_err(format!("{name}: expected a C-contiguous array")))?;
     bytemuck::try_cast_slice_mut(data).map_err(|_| {
         PyValueError::new_err(format!(
             "{name}: expected an array aligned to {} bytes (numpy.empty gives one)",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Tuple
 
 import numpy as np
+import pytest
 
 import skinblend
 
@@ -94,3 +95,22 @@ def test_unaligned_float32_inputs_are_copied_not_refused():
     odd = skinblend.skin(unaligned, mesh["joints"], mesh["weights"], mesh["palette"])
     even = skinblend.skin(mesh["positions"], mesh["joints"], mesh["weights"], mesh["palette"])
     assert np.array_equal(odd.positions, even.positions)
+
+
+def test_a_frame_into_given_outputs_refuses_or_reorders_what_is_not_c_ordered():
+    # With every output given, the extension checks the arguments itself (the fast path):
+    # a Fortran-ordered array holds the same numbers elsewhere, so an output in that order is
+    # refused with the Python check's message, and a palette in that order is read as numbers.
+    mesh = _mesh(n=100, joints=8)
+    skinner = skinblend.Skinner(
+        mesh["positions"], mesh["joints"], mesh["weights"], normals=mesh["normals"], threads=1
+    )
+    expected = skinner.skin(mesh["palette"]).positions
+    out, out_normals = np.empty((100, 3), np.float32), np.empty((100, 3), np.float32)
+    fortran_out = np.asfortranarray(np.empty((100, 3), np.float32))
+    with pytest.raises(ValueError, match=r"^out: expected a C-contiguous float32 numpy array"):
+        skinner.skin(mesh["palette"], out=fortran_out, out_normals=out_normals)
+    fortran_palette = np.asfortranarray(mesh["palette"])
+    result = skinner.skin(fortran_palette, out=out, out_normals=out_normals)
+    assert result.positions is out
+    np.testing.assert_array_equal(out, expected)

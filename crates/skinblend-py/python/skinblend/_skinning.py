@@ -4,7 +4,7 @@ many frames (:func:`skin_frames`), dense weights made sparse once, centers of ro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Optional, Tuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -141,6 +141,8 @@ class Skinner:
             mesh.centers,
             _threads(threads),
         )
+        self._has_normals: bool = self._native.has_normals
+        self._has_tangents: bool = self._native.has_tangents
 
     @property
     def vertex_count(self) -> int:
@@ -166,6 +168,19 @@ class Skinner:
         ``out_tangents`` (C-contiguous ``float32`` ``(N, 3)``/``(N, 4)``) are written in place
         and returned in the result; otherwise new arrays are allocated.
         """
+        if out is not None and (out_normals is not None) == self._has_normals and (
+            out_tangents is not None
+        ) == self._has_tangents:
+            # Every output given, the per-frame case: the extension checks the arguments itself
+            # (dtype, shape, layout, the palette), so the checks below run only to word the error
+            # when it refuses them; nothing is written before its checks pass.
+            try:
+                # Any array-like: the extension refuses what is not a float32 (J, 4, 4) array.
+                native_palette = cast(F32, palette)
+                diagnostics = self._native.skin(native_palette, out, out_normals, out_tangents)
+                return SkinResult(out, out_normals, out_tangents, diagnostics)
+            except (TypeError, ValueError):
+                pass
         palette = _palette("palette", palette)
         n = self._native.vertex_count
         positions = np.empty((n, 3), np.float32) if out is None else _out("out", out, (n, 3))
