@@ -175,13 +175,16 @@ impl Influences {
             });
         }
         let rows = weights.chunks_exact(joint_count);
-        let k = crate::simd::vectorized(|| {
-            rows.clone()
-                .map(|row| row.iter().fold(0usize, |n, &w| n + usize::from(w != 0.0)))
-                .max()
-                .unwrap_or(0)
-                .max(1)
-        });
+        let k = crate::simd::vectorized(
+            #[inline(always)]
+            || {
+                rows.clone()
+                    .map(|row| row.iter().fold(0usize, |n, &w| n + usize::from(w != 0.0)))
+                    .max()
+                    .unwrap_or(0)
+                    .max(1)
+            },
+        );
         let vertices = weights.len() / joint_count;
         let mut joints = vec![0u16; vertices * k];
         let mut sparse = vec![0.0f32; vertices * k];
@@ -412,14 +415,17 @@ fn first_bad_slot(
     weights: &[f32],
     joint_count: usize,
 ) -> Option<SkinError> {
-    let (largest_joint, weights_ok) = crate::simd::vectorized(|| {
-        (
-            joints.iter().fold(0u16, |max, &joint| max.max(joint)),
-            weights
-                .iter()
-                .fold(true, |ok, &w| ok & finite_non_negative(w)),
-        )
-    });
+    let (largest_joint, weights_ok) = crate::simd::vectorized(
+        #[inline(always)]
+        || {
+            (
+                joints.iter().fold(0u16, |max, &joint| max.max(joint)),
+                weights
+                    .iter()
+                    .fold(true, |ok, &w| ok & finite_non_negative(w)),
+            )
+        },
+    );
     // Every u16 is below a joint count above u16::MAX.
     let joints_ok = u16::try_from(joint_count).map_or(true, |limit| largest_joint < limit);
     if joints_ok && weights_ok {

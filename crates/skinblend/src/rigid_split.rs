@@ -129,92 +129,174 @@ impl Factors {
 }
 
 /// Whether a finite, affine skin matrix is a rigid motion within `rigid_tolerance`: exactly the
-/// decision [`split_checked`] makes, without building the split.
-pub(crate) fn is_rigid_checked(matrix: &Mat4, rigid_tolerance: f32) -> bool {
+/// decision [`split_checked`] makes, without building the split; one matrix at a time, the
+/// definition [`non_rigid_count`] is tested against.
+#[cfg(test)]
+fn is_rigid_checked(matrix: &Mat4, rigid_tolerance: f32) -> bool {
     Factors::of(&Mat3::from_mat4(*matrix)).is_some_and(|f| f.is_rigid(rigid_tolerance))
 }
 
 /// How many of `matrices` (finite and affine) are not rigid motions within `rigid_tolerance`:
-/// [`is_rigid_checked`] on each, to the bit (the same operations in the same order, IEEE
+/// `is_rigid_checked` (the tests' definition) on each, to the bit (the same operations in the same order, IEEE
 /// square roots and divisions), eight matrices side by side so that the compiler vectorizes
-/// them (LBS's palette preparation, 64 joints: 0.6 against 3.3 µs, one 2-core Xeon VM thread).
+/// them (LBS's palette preparation, 64 joints: 0.9 against 3.3 µs, one 2-core Xeon VM thread).
 pub(crate) fn non_rigid_count(matrices: &[Mat4], rigid_tolerance: f32) -> usize {
     let blocks = matrices.chunks_exact(RIGID_LANES);
     let rest = blocks
         .remainder()
         .iter()
-        .filter(|m| !is_rigid_checked(m, rigid_tolerance))
-        .count();
-    crate::simd::vectorized(|| {
-        blocks.fold(rest, |count, block| {
-            count
-                + rigid_lanes(block, rigid_tolerance)
-                    .iter()
-                    .filter(|&&r| !r)
-                    .count()
+        .filter(|m| {
+            !Factors::of(&Mat3::from_mat4(**m)).is_some_and(|f| f.is_rigid(rigid_tolerance))
         })
-    })
+        .count();
+    crate::simd::vectorized(
+        #[inline(always)]
+        || {
+            blocks.fold(rest, |count, block| {
+                let rigid = FactorLanes::of(block).rigid(rigid_tolerance);
+                count + rigid.iter().filter(|&&r| !r).count()
+            })
+        },
+    )
 }
 
-/// Matrices [`non_rigid_count`] decides side by side.
+/// [`split_checked`] of every matrix, in order, about `center(joint)`: the factors eight at a
+/// time ([`each_factors`]), the rest per matrix; the same bits as one at a time.
+pub(crate) fn split_each<'m>(
+    matrices: &'m [Mat4],
+    center: impl Fn(usize) -> Vec3 + 'm,
+    rigid_tolerance: f32,
+) -> impl Iterator<Item = RigidSplit> + 'm {
+    matrices.iter().zip(each_factors(matrices)).enumerate().map(
+        move |(joint, (matrix, factors))| {
+            split_from_factors(matrix, center(joint), factors, rigid_tolerance)
+        },
+    )
+}
+
+/// Matrices whose factors [`FactorLanes`] computes side by side.
 const RIGID_LANES: usize = 8;
 
 /// One component of eight matrices.
 type Lanes = [f32; RIGID_LANES];
 
-/// Whether each of eight matrices is rigid: [`Factors::of`] then [`Factors::is_rigid`], lane by
-/// lane, computing past a degenerate column (its lane is then not rigid, as `of` returns `None`).
-#[inline(always)]
-fn rigid_lanes(block: &[Mat4], tolerance: f32) -> [bool; RIGID_LANES] {
-    // column[c][r]: row r of column c of each lane's 3x3.
-    let mut column = [[[0.0f32; RIGID_LANES]; 3]; 3];
-    for (lane, matrix) in block.iter().enumerate() {
-        for (c, axis) in [matrix.x_axis, matrix.y_axis, matrix.z_axis]
-            .iter()
-            .enumerate()
-        {
-            column[c][0][lane] = axis.x;
-            column[c][1][lane] = axis.y;
-            column[c][2][lane] = axis.z;
+/// [`Factors`] of eight matrices, one lane each: what [`Factors::of`] computes, computed past a
+/// degenerate column (`degenerate` then says the lane is `None`).
+struct FactorLanes {
+    basis: [[Lanes; 3]; 3],
+    scale: [Lanes; 3],
+    shear: [Lanes; 3],
+    mirrored: [bool; RIGID_LANES],
+    degenerate: [bool; RIGID_LANES],
+}
+
+impl FactorLanes {
+    /// [`Factors::of`] of eight matrices' 3x3 parts, lane by lane: the same operations in the
+    /// same order.
+    #[inline(always)]
+    fn of(block: &[Mat4]) -> Self {
+        // column[c][r]: row r of column c of each lane's 3x3.
+        let mut column = [[[0.0f32; RIGID_LANES]; 3]; 3];
+        for (lane, matrix) in block.iter().enumerate() {
+            for (c, axis) in [matrix.x_axis, matrix.y_axis, matrix.z_axis]
+                .iter()
+                .enumerate()
+            {
+                column[c][0][lane] = axis.x;
+                column[c][1][lane] = axis.y;
+                column[c][2][lane] = axis.z;
+            }
+        }
+        let [a0, a1, a2] = column;
+        let (len0, len1, len2) = (length(&a0), length(&a1), length(&a2));
+        let e0 = divided(&a0, &len0);
+        let d01 = dot(&e0, &a1);
+        let b1 = minus_scaled(&a1, &e0, &d01);
+        let sy = length(&b1);
+        let e1 = divided(&b1, &sy);
+        let d02 = dot(&e0, &a2);
+        let d12 = dot(&e1, &a2);
+        let c1 = minus_scaled(&minus_scaled(&a2, &e0, &d02), &e1, &d12);
+        let mut sz = length(&c1);
+        let mut e2 = divided(&c1, &sz);
+        let cross = [
+            difference_of_products(&e0[1], &e1[2], &e1[1], &e0[2]),
+            difference_of_products(&e0[2], &e1[0], &e1[2], &e0[0]),
+            difference_of_products(&e0[0], &e1[1], &e1[0], &e0[1]),
+        ];
+        let handedness = dot(&cross, &e2);
+        let mut mirrored = [false; RIGID_LANES];
+        let mut degenerate = [false; RIGID_LANES];
+        for lane in 0..RIGID_LANES {
+            let largest = len0[lane].max(len1[lane]).max(len2[lane]);
+            let floor = largest * DEGENERATE_RELATIVE;
+            degenerate[lane] =
+                largest <= 0.0 || len0[lane] <= floor || sy[lane] <= floor || sz[lane] <= floor;
+            // A reflection folded into S, as `Factors::of` does.
+            mirrored[lane] = handedness[lane] < 0.0;
+            if mirrored[lane] {
+                for row in &mut e2 {
+                    row[lane] = -row[lane];
+                }
+                sz[lane] = -sz[lane];
+            }
+        }
+        Self {
+            basis: [e0, e1, e2],
+            scale: [len0, sy, sz],
+            shear: [d01, d02, d12],
+            mirrored,
+            degenerate,
         }
     }
-    let [a0, a1, a2] = column;
-    let (len0, len1, len2) = (length(&a0), length(&a1), length(&a2));
-    let mut rigid = [false; RIGID_LANES];
-    let e0 = divided(&a0, &len0);
-    let d01 = dot(&e0, &a1);
-    let b1 = minus_scaled(&a1, &e0, &d01);
-    let sy = length(&b1);
-    let e1 = divided(&b1, &sy);
-    let d02 = dot(&e0, &a2);
-    let d12 = dot(&e1, &a2);
-    let c1 = minus_scaled(&minus_scaled(&a2, &e0, &d02), &e1, &d12);
-    let sz = length(&c1);
-    let e2 = divided(&c1, &sz);
-    let cross = [
-        difference_of_products(&e0[1], &e1[2], &e1[1], &e0[2]),
-        difference_of_products(&e0[2], &e1[0], &e1[2], &e0[0]),
-        difference_of_products(&e0[0], &e1[1], &e1[0], &e0[1]),
-    ];
-    let handedness = dot(&cross, &e2);
-    for lane in 0..RIGID_LANES {
-        let largest = len0[lane].max(len1[lane]).max(len2[lane]);
-        let floor = largest * DEGENERATE_RELATIVE;
-        let degenerate =
-            largest <= 0.0 || len0[lane] <= floor || sy[lane] <= floor || sz[lane] <= floor;
-        let mirrored = handedness[lane] < 0.0;
-        // As `is_rigid`: each entry on its own, so that a NaN is never within tolerance (and
-        // `sz` negated on a mirror does not matter: a mirror is not rigid).
-        rigid[lane] = !degenerate
-            && !mirrored
-            && (len0[lane] - 1.0).abs() <= tolerance
-            && (sy[lane] - 1.0).abs() <= tolerance
-            && (sz[lane] - 1.0).abs() <= tolerance
-            && d01[lane].abs() <= tolerance
-            && d02[lane].abs() <= tolerance
-            && d12[lane].abs() <= tolerance;
+
+    /// Whether each lane is rigid within `tolerance`: `of` then [`Factors::is_rigid`].
+    #[inline(always)]
+    fn rigid(&self, tolerance: f32) -> [bool; RIGID_LANES] {
+        let [sx, sy, sz] = &self.scale;
+        let [d01, d02, d12] = &self.shear;
+        // As `is_rigid`: each entry on its own, so that a NaN is never within tolerance.
+        std::array::from_fn(|l| {
+            !self.degenerate[l]
+                && !self.mirrored[l]
+                && (sx[l] - 1.0).abs() <= tolerance
+                && (sy[l] - 1.0).abs() <= tolerance
+                && (sz[l] - 1.0).abs() <= tolerance
+                && d01[l].abs() <= tolerance
+                && d02[l].abs() <= tolerance
+                && d12[l].abs() <= tolerance
+        })
     }
-    rigid
+
+    /// Lane `lane`'s factors, as [`Factors::of`] returns them.
+    fn get(&self, lane: usize) -> Option<Factors> {
+        if self.degenerate[lane] {
+            return None;
+        }
+        let vector = |v: &[Lanes; 3]| Vec3::new(v[0][lane], v[1][lane], v[2][lane]);
+        Some(Factors {
+            basis: self.basis.each_ref().map(vector),
+            scale: vector(&self.scale),
+            shear: vector(&self.shear),
+            mirrored: self.mirrored[lane],
+        })
+    }
+}
+
+/// [`Factors::of`] of every matrix's 3x3 part, in order, eight at a time where they are
+/// (see [`FactorLanes`]).
+fn each_factors(matrices: &[Mat4]) -> impl Iterator<Item = Option<Factors>> + '_ {
+    let blocks = matrices.chunks_exact(RIGID_LANES);
+    let rest = blocks.remainder();
+    blocks
+        .flat_map(|block| {
+            let lanes = crate::simd::vectorized(
+                #[inline(always)]
+                || FactorLanes::of(block),
+            );
+            (0..RIGID_LANES).map(move |lane| lanes.get(lane))
+        })
+        .chain(rest.iter().map(|m| Factors::of(&Mat3::from_mat4(*m))))
 }
 
 /// `Vec3::dot` lane by lane: `(x x') + (y y') + (z z')`.
@@ -250,11 +332,22 @@ fn difference_of_products(p: &Lanes, q: &Lanes, r: &Lanes, s: &Lanes) -> Lanes {
 
 /// The split of a matrix already known to be finite and affine.
 pub(crate) fn split_checked(matrix: &Mat4, center: Vec3, rigid_tolerance: f32) -> RigidSplit {
+    let factors = Factors::of(&Mat3::from_mat4(*matrix));
+    split_from_factors(matrix, center, factors, rigid_tolerance)
+}
+
+/// [`split_checked`] given the factors of the matrix's 3x3 part.
+fn split_from_factors(
+    matrix: &Mat4,
+    center: Vec3,
+    factors: Option<Factors>,
+    rigid_tolerance: f32,
+) -> RigidSplit {
     #[cfg(test)]
     SPLITS.with(|count| count.set(count.get() + 1));
     let a = Mat3::from_mat4(*matrix);
     let t = matrix.w_axis.truncate();
-    let Some(factors) = Factors::of(&a) else {
+    let Some(factors) = factors else {
         return RigidSplit {
             dq: DualQuat::from_rotation_translation(Quat::IDENTITY, a * center + t - center),
             residual: Some(a),
@@ -368,7 +461,7 @@ mod tests {
             .collect();
         let mut side_by_side = Vec::new();
         for block in matrices.chunks_exact(RIGID_LANES) {
-            side_by_side.extend(rigid_lanes(block, tolerance));
+            side_by_side.extend(FactorLanes::of(block).rigid(tolerance));
         }
         let whole = matrices.len() / RIGID_LANES * RIGID_LANES;
         assert_eq!(side_by_side, one_at_a_time[..whole]);
@@ -384,6 +477,17 @@ mod tests {
                 expected,
                 "{len}"
             );
+        }
+        // The splits too, about per-joint centers, to the bit.
+        let center = |joint: usize| Vec3::new(0.1 * joint as f32, -0.5, 0.25);
+        let bits = |split: &RigidSplit| {
+            let dq = [split.dq.real.to_array(), split.dq.dual.to_array()].concat();
+            let residual = split.residual.map(|r| r.to_cols_array().map(f32::to_bits));
+            (dq.iter().map(|c| c.to_bits()).collect::<Vec<_>>(), residual)
+        };
+        for (joint, split) in split_each(&matrices, center, tolerance).enumerate() {
+            let alone = split_checked(&matrices[joint], center(joint), tolerance);
+            assert_eq!(bits(&split), bits(&alone), "joint {joint}");
         }
     }
 

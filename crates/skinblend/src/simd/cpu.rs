@@ -22,8 +22,11 @@ impl Avx2Fma {
 
 /// Runs `pass` compiled for AVX2 and FMA where this CPU has them, else as built (SSE2): for the
 /// plain-Rust passes over a mesh's arrays (validation, derived tables) that the compiler
-/// vectorizes. `pass` and what it calls must be `#[inline]` into it for the wider code; the
-/// result is the same either way (integer and comparison work, or float sums in a fixed order).
+/// vectorizes. `pass` and what it calls must inline into it for the wider code: write it
+/// `on_avx2(#[inline(always)] || ...)` (an attribute a closure may carry as an argument) over
+/// `#[inline(always)]` helpers; a larger closure left to the inliner stayed out of line, built
+/// for SSE2 (seen in `perf`). The result is the same either way (integer and comparison
+/// work, or float operations in a fixed order; Rust contracts nothing into FMAs).
 #[inline]
 pub(crate) fn on_avx2<R>(pass: impl FnOnce() -> R) -> R {
     match Avx2Fma::detect() {

@@ -186,8 +186,9 @@ impl Kernel {
     }
 }
 
-/// Runs `pass` compiled for AVX2 and FMA where the CPU has them (`cpu::on_avx2`), else as
-/// built: for the plain-Rust passes over a mesh's arrays outside this module.
+/// Runs `pass` compiled for AVX2 and FMA where the CPU has them (`cpu::on_avx2`, which says how
+/// to write `pass`), else as built: for the plain-Rust passes over a mesh's arrays and a
+/// palette outside this module.
 #[inline]
 pub(crate) fn vectorized<R>(pass: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
