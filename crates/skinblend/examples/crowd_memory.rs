@@ -4,10 +4,11 @@
 //! `cargo run --release -p skinblend --example crowd_memory -- [linear|dq] [ROUNDS]`.
 //!
 //! Prints per round: one mesh skinned again and again (everything cached), eight meshes in
-//! turn, the whole crowd in turn (every mesh's inputs read from memory each frame), and one
-//! mesh's inputs written to the crowd's 1,000 outputs (inputs cached, outputs not). When the
-//! crowd is far below the others, the crowd is bound by the bytes it reads, not by per-call
-//! work.
+//! turn, the whole crowd in turn (every mesh's inputs read from memory each frame), one mesh's
+//! inputs written to the crowd's 1,000 outputs (inputs cached, outputs not), and the crowd's
+//! copy floor: every mesh's positions, normals, joints and weights read and its positions and
+//! normals written, with no arithmetic (what the memory allows). When the crowd is far below the
+//! cached rates and near the floor, it is bound by the bytes it moves, not by per-call work.
 
 use std::time::Instant;
 
@@ -43,7 +44,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..RunOptions::default()
     };
     // Mesh `mesh` into output `out`; the rate of `calls` such calls.
-    let mut rate = |calls: usize, pick: &dyn Fn(usize) -> (usize, usize)| {
+    type Outputs = Vec<(Vec<Vec3>, Vec<Vec3>)>;
+    let rate = |outs: &mut Outputs, calls: usize, pick: &dyn Fn(usize) -> (usize, usize)| {
         let start = Instant::now();
         for call in 0..calls {
             let (mesh, out) = pick(call);
@@ -61,14 +63,51 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let calls = 20 * MESHES;
     println!("{method}, {MESHES} meshes of {VERTICES} vertices, one thread, Mverts/s:");
     for round in 0..rounds {
-        let one = rate(calls, &|_| (0, 0))?;
-        let eight = rate(calls, &|c| (c % 8, c % 8))?;
-        let all = rate(calls, &|c| (c % MESHES, c % MESHES))?;
-        let one_into_all = rate(calls, &|c| (0, c % MESHES))?;
+        let one = rate(&mut outs, calls, &|_| (0, 0))?;
+        let eight = rate(&mut outs, calls, &|c| (c % 8, c % 8))?;
+        let all = rate(&mut outs, calls, &|c| (c % MESHES, c % MESHES))?;
+        let one_into_all = rate(&mut outs, calls, &|c| (0, c % MESHES))?;
+        let floor = copy_floor(&crowd, &mut outs, calls);
         println!(
             "round {round}: one mesh {one:.1}, eight meshes {eight:.1}, the crowd {all:.1}, \
-             one mesh into the crowd's outputs {one_into_all:.1}"
+             one mesh into the crowd's outputs {one_into_all:.1}, the crowd's copy floor \
+             {floor:.1}"
         );
     }
     Ok(())
+}
+
+/// The rate (Mverts/s) of `calls` copies over the crowd in turn: each vertex's position, normal,
+/// joints and weights read (the arrays the DQS kernel reads; LBS reads its blocks, as many
+/// bytes) and a position and a normal written, the weights' sum added so that no read is
+/// dropped.
+fn copy_floor(
+    crowd: &[skinblend::fixtures::BenchmarkMesh],
+    outs: &mut [(Vec<Vec3>, Vec<Vec3>)],
+    calls: usize,
+) -> f64 {
+    let start = Instant::now();
+    for call in 0..calls {
+        let mesh = &crowd[call % MESHES];
+        let (positions, normals) = &mut outs[call % MESHES];
+        let influences = &mesh.influences;
+        let slots = influences
+            .joints()
+            .chunks_exact(4)
+            .zip(influences.weights().chunks_exact(4));
+        for ((((p, n), (joints, weights)), out_p), out_n) in mesh
+            .positions
+            .iter()
+            .zip(&mesh.normals)
+            .zip(slots)
+            .zip(positions.iter_mut())
+            .zip(normals.iter_mut())
+        {
+            let read = weights.iter().sum::<f32>() + f32::from(joints[0] | joints[3]);
+            *out_p = *p + read;
+            *out_n = *n;
+        }
+    }
+    std::hint::black_box(&outs);
+    (calls * VERTICES) as f64 / start.elapsed().as_secs_f64() / 1e6
 }
