@@ -79,7 +79,7 @@ const PARALLEL_PIECE_MAX_VERTICES: usize = 4_096;
 /// Skins `input` under a prepared palette into caller-owned buffers, as `run` says. Allocates
 /// nothing once its influences have been skinned twice: the first SIMD calls build the tables
 /// their kernels read (the first what every call reads, the second what only a reused mesh
-/// pays for; see [`Influences`]).
+/// pays for; see [`crate::Influences`]).
 ///
 /// Checks lengths in O(1): every output must have one element per vertex, and the palette must
 /// cover the influences' joints. With the default `rayon` feature, meshes of 4,096 vertices and
