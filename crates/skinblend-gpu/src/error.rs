@@ -108,10 +108,12 @@ pub enum GpuError {
 }
 
 /// Validation, out-of-memory and internal error scopes around one operation.
+#[cfg(feature = "compute")]
 pub(crate) struct ErrorScopes {
     guards: Vec<wgpu::ErrorScopeGuard>,
 }
 
+#[cfg(feature = "compute")]
 impl Drop for ErrorScopes {
     /// On an early return the scopes must still be popped innermost first: wgpu panics on any
     /// other order.
@@ -122,6 +124,7 @@ impl Drop for ErrorScopes {
     }
 }
 
+#[cfg(feature = "compute")]
 impl ErrorScopes {
     pub(crate) fn push(device: &wgpu::Device) -> Self {
         Self {

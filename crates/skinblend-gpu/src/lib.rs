@@ -63,25 +63,36 @@
 //! [`GpuError::UnsuitableAdapter`] (see [`GpuSkinner::supports`]).
 #![warn(missing_docs)]
 
+#[cfg(feature = "compute")]
 pub mod bench;
+#[cfg(feature = "compute")]
 mod bindings;
+#[cfg(feature = "compute")]
 mod device;
+#[cfg(feature = "compute")]
 mod dispatch;
 mod error;
+#[cfg(feature = "compute")]
 mod mesh;
 mod palette;
+#[cfg(feature = "compute")]
 pub mod shaders;
 pub mod wgsl;
 
+#[cfg(feature = "compute")]
 pub use bindings::WORKGROUP_SIZE;
+#[cfg(feature = "compute")]
 pub use device::{GpuOptions, GpuSkinner};
 pub use error::GpuError;
+#[cfg(feature = "compute")]
 pub use mesh::{GpuMesh, OutputLayout};
 pub use palette::{
     gpu_rotation_centers, GpuCorJoint, GpuDualQuatJoint, GpuLinearJoint, GpuPalette,
 };
+#[cfg(feature = "compute")]
 pub use shaders::{export_shader, ExportedShader, ShaderExportError, ShaderLanguage};
 pub use wgsl::{cor_skinning_wgsl, dual_quat_skinning_wgsl, linear_skinning_wgsl};
 
 /// Re-export of the wgpu version in this crate's public API.
+#[cfg(feature = "compute")]
 pub use wgpu;

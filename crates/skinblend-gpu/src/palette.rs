@@ -47,6 +47,7 @@ pub struct GpuCorJoint {
 
 /// Bytes per joint of the largest palette entry: the palette buffer is sized for this so one
 /// buffer serves every method.
+#[cfg(feature = "compute")]
 pub(crate) const MAX_JOINT_BYTES: u64 = std::mem::size_of::<GpuCorJoint>() as u64;
 
 const _: () = assert!(std::mem::size_of::<GpuLinearJoint>() == 48);

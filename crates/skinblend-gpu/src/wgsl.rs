@@ -44,12 +44,17 @@ pub const DUAL_QUAT_WGSL: &str = include_str!("../shaders/dual_quat.wgsl");
 /// CoR functions; need [`SKINNING_WGSL`] and a `skin_cor_palette` declaration.
 pub const COR_WGSL: &str = include_str!("../shaders/center_of_rotation.wgsl");
 
+#[cfg(feature = "compute")]
 pub(crate) const COMPUTE_WGSL: &str = include_str!("../shaders/compute.wgsl");
+#[cfg(feature = "compute")]
 pub(crate) const COMPUTE_LINEAR_WGSL: &str = include_str!("../shaders/compute_linear.wgsl");
+#[cfg(feature = "compute")]
 pub(crate) const COMPUTE_DUAL_QUAT_WGSL: &str = include_str!("../shaders/compute_dual_quat.wgsl");
+#[cfg(feature = "compute")]
 pub(crate) const COMPUTE_COR_WGSL: &str = include_str!("../shaders/compute_cor.wgsl");
 
 /// The binding of the palette in the compute kernels (see `shaders/compute.wgsl`).
+#[cfg(feature = "compute")]
 pub(crate) const COMPUTE_PALETTE_BINDING: u32 = 8;
 
 /// WGSL source with the LBS palette declared at `@group(group) @binding(binding)` and every LBS
@@ -84,6 +89,7 @@ pub fn cor_skinning_wgsl(group: u32, binding: u32) -> String {
 }
 
 /// The LBS compute module's source.
+#[cfg(feature = "compute")]
 pub(crate) fn compute_linear_source() -> String {
     format!(
         "{}\n{COMPUTE_WGSL}\n{COMPUTE_LINEAR_WGSL}",
@@ -92,6 +98,7 @@ pub(crate) fn compute_linear_source() -> String {
 }
 
 /// The DQS compute module's source.
+#[cfg(feature = "compute")]
 pub(crate) fn compute_dual_quat_source() -> String {
     format!(
         "{}\n{COMPUTE_WGSL}\n{COMPUTE_DUAL_QUAT_WGSL}",
@@ -100,6 +107,7 @@ pub(crate) fn compute_dual_quat_source() -> String {
 }
 
 /// The CoR compute module's source.
+#[cfg(feature = "compute")]
 pub(crate) fn compute_cor_source() -> String {
     format!(
         "{}\n{COMPUTE_WGSL}\n{COMPUTE_COR_WGSL}",

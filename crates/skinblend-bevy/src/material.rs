@@ -1,0 +1,164 @@
+//! The material the plugin puts on a skinned entity: the entity's own `StandardMaterial`
+//! extended with skinblend's vertex shaders (main pass, prepass and shadows) and the three
+//! palettes (one storage buffer per method, every entity's joints one after the other).
+
+use bevy::asset::{uuid_handle, Handle};
+use bevy::mesh::MeshVertexBufferLayoutRef;
+use bevy::pbr::{
+    ExtendedMaterial, MaterialExtension, MaterialExtensionKey, MaterialExtensionPipeline,
+    StandardMaterial,
+};
+use bevy::prelude::*;
+use bevy::render::render_resource::{
+    AsBindGroup, RenderPipelineDescriptor, SpecializedMeshPipelineError,
+};
+use bevy::render::storage::ShaderBuffer;
+use bevy::shader::{Shader, ShaderRef};
+use skinblend_gpu::wgsl::{COR_WGSL, DUAL_QUAT_WGSL, LINEAR_WGSL, SKINNING_WGSL};
+
+use crate::mesh_data::{
+    ATTRIBUTE_SKINBLEND_JOINTS_0, ATTRIBUTE_SKINBLEND_JOINTS_1,
+    ATTRIBUTE_SKINBLEND_ROTATION_CENTER, ATTRIBUTE_SKINBLEND_WEIGHTS_0,
+    ATTRIBUTE_SKINBLEND_WEIGHTS_1,
+};
+use crate::SkinningMethod;
+
+/// A `StandardMaterial` skinned by skinblend.
+pub type SkinblendMaterial = ExtendedMaterial<StandardMaterial, SkinblendExtension>;
+
+/// The main-pass vertex shader (skinblend's WGSL library, then `shaders/main_pass.wgsl`).
+pub const MAIN_PASS_SHADER: Handle<Shader> = uuid_handle!("5b1eb1e0-7a3c-4d52-9f1e-1a2b3c4d5e01");
+/// The prepass and shadow vertex shader (the library, then `shaders/prepass.wgsl`).
+pub const PREPASS_SHADER: Handle<Shader> = uuid_handle!("5b1eb1e0-7a3c-4d52-9f1e-1a2b3c4d5e02");
+
+/// The bindings of the three palettes in the material's bind group (Bevy's
+/// `MATERIAL_BIND_GROUP`); `StandardMaterial` uses bindings below 100.
+pub const LINEAR_PALETTE_BINDING: u32 = 100;
+/// See [`LINEAR_PALETTE_BINDING`].
+pub const DUAL_QUAT_PALETTE_BINDING: u32 = 101;
+/// See [`LINEAR_PALETTE_BINDING`].
+pub const COR_PALETTE_BINDING: u32 = 102;
+
+/// The skinning half of [`SkinblendMaterial`]: the three palettes (shared by every entity; an
+/// entity's joints start at its `MeshTag` in its method's palette) and the method its pipelines
+/// are specialized for. Every palette buffer holds at least one joint (a binding cannot be
+/// empty).
+#[derive(Asset, AsBindGroup, Reflect, Debug, Clone)]
+#[bind_group_data(SkinblendMaterialKey)]
+pub struct SkinblendExtension {
+    /// LBS joints, `skinblend_gpu::GpuLinearJoint` (48 bytes each).
+    #[storage(100, read_only, visibility(vertex))]
+    pub linear_palette: Handle<ShaderBuffer>,
+    /// DQS joints, `skinblend_gpu::GpuDualQuatJoint` (96 bytes each).
+    #[storage(101, read_only, visibility(vertex))]
+    pub dual_quat_palette: Handle<ShaderBuffer>,
+    /// CoR joints, `skinblend_gpu::GpuCorJoint` (144 bytes each).
+    #[storage(102, read_only, visibility(vertex))]
+    pub cor_palette: Handle<ShaderBuffer>,
+    /// The method the shaders run.
+    #[reflect(ignore)]
+    pub method: SkinningMethod,
+}
+
+/// The pipeline key of [`SkinblendExtension`]: the method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SkinblendMaterialKey {
+    method: SkinningMethod,
+}
+
+impl From<&SkinblendExtension> for SkinblendMaterialKey {
+    fn from(extension: &SkinblendExtension) -> Self {
+        Self {
+            method: extension.method,
+        }
+    }
+}
+
+/// The method's shader def (see `shaders/skin_vertex.wgsl`).
+fn method_def(method: SkinningMethod) -> &'static str {
+    match method {
+        SkinningMethod::Linear => "SKINBLEND_LINEAR",
+        SkinningMethod::DualQuaternion => "SKINBLEND_DUAL_QUATERNION",
+        SkinningMethod::CenterOfRotation => "SKINBLEND_CENTER_OF_ROTATION",
+    }
+}
+
+impl MaterialExtension for SkinblendExtension {
+    fn vertex_shader() -> ShaderRef {
+        MAIN_PASS_SHADER.into()
+    }
+
+    fn prepass_vertex_shader() -> ShaderRef {
+        PREPASS_SHADER.into()
+    }
+
+    fn deferred_vertex_shader() -> ShaderRef {
+        PREPASS_SHADER.into()
+    }
+
+    /// Adds skinblend's attributes (locations 10 to 14) to the vertex buffer Bevy's main or
+    /// prepass pipeline laid out, and the method's and the mesh's shader defs.
+    fn specialize(
+        _pipeline: &MaterialExtensionPipeline,
+        descriptor: &mut RenderPipelineDescriptor,
+        layout: &MeshVertexBufferLayoutRef,
+        key: MaterialExtensionKey<Self>,
+    ) -> Result<(), SpecializedMeshPipelineError> {
+        let mut attributes = vec![
+            ATTRIBUTE_SKINBLEND_JOINTS_0.at_shader_location(10),
+            ATTRIBUTE_SKINBLEND_WEIGHTS_0.at_shader_location(11),
+        ];
+        let defs = &mut descriptor.vertex.shader_defs;
+        defs.push(method_def(key.bind_group_data.method).into());
+        if layout.0.contains(ATTRIBUTE_SKINBLEND_JOINTS_1)
+            && layout.0.contains(ATTRIBUTE_SKINBLEND_WEIGHTS_1)
+        {
+            attributes.push(ATTRIBUTE_SKINBLEND_JOINTS_1.at_shader_location(12));
+            attributes.push(ATTRIBUTE_SKINBLEND_WEIGHTS_1.at_shader_location(13));
+            defs.push("SKINBLEND_EIGHT_INFLUENCES".into());
+        }
+        if key.bind_group_data.method == SkinningMethod::CenterOfRotation
+            && layout.0.contains(ATTRIBUTE_SKINBLEND_ROTATION_CENTER)
+        {
+            attributes.push(ATTRIBUTE_SKINBLEND_ROTATION_CENTER.at_shader_location(14));
+            defs.push("SKINBLEND_ROTATION_CENTERS".into());
+        }
+        let added = layout.0.get_layout(&attributes)?;
+        // Bevy's mesh pipelines lay out one interleaved vertex buffer.
+        if let Some(buffer) = descriptor.vertex.buffers.first_mut() {
+            buffer.attributes.extend(added.attributes);
+        }
+        Ok(())
+    }
+}
+
+/// skinblend's WGSL library as Bevy's material shaders include it: the three palettes declared
+/// in the material's bind group, then the library's files (the same text `skinblend shaders`
+/// exports and the compute kernels run), then the plugin's per-vertex code.
+#[must_use]
+pub fn library_wgsl() -> String {
+    format!(
+        "@group(#{{MATERIAL_BIND_GROUP}}) @binding({LINEAR_PALETTE_BINDING}) var<storage, read> skin_linear_palette: array<SkinAffine>;\n\
+         @group(#{{MATERIAL_BIND_GROUP}}) @binding({DUAL_QUAT_PALETTE_BINDING}) var<storage, read> skin_dual_quat_palette: array<SkinDualQuatJoint>;\n\
+         @group(#{{MATERIAL_BIND_GROUP}}) @binding({COR_PALETTE_BINDING}) var<storage, read> skin_cor_palette: array<SkinCorJoint>;\n\
+         {SKINNING_WGSL}\n{LINEAR_WGSL}\n{DUAL_QUAT_WGSL}\n{COR_WGSL}\n{}\n",
+        include_str!("shaders/skin_vertex.wgsl")
+    )
+}
+
+/// Adds the two shaders to `shaders` under their fixed handles.
+pub(crate) fn insert_shaders(shaders: &mut Assets<Shader>) {
+    let library = library_wgsl();
+    let main = format!("{library}\n{}", include_str!("shaders/main_pass.wgsl"));
+    let prepass = format!("{library}\n{}", include_str!("shaders/prepass.wgsl"));
+    // Inserting under a fixed id cannot fail for a uuid handle; a failure would only mean the
+    // shaders are missing, which Bevy reports when it compiles the pipeline.
+    let _ = shaders.insert(
+        MAIN_PASS_SHADER.id(),
+        Shader::from_wgsl(main, "skinblend_bevy/main_pass.wgsl"),
+    );
+    let _ = shaders.insert(
+        PREPASS_SHADER.id(),
+        Shader::from_wgsl(prepass, "skinblend_bevy/prepass.wgsl"),
+    );
+}

@@ -1,0 +1,194 @@
+// skinblend-bevy: one vertex skinned in mesh space by the method the pipeline was specialized
+// for, with skinblend's WGSL library (`skinning.wgsl`, `linear.wgsl`, `dual_quat.wgsl`,
+// `center_of_rotation.wgsl`, included before this file with the three palettes declared in the
+// material's bind group). Shared by the main pass (`main_pass.wgsl`) and the prepass and shadow
+// pass (`prepass.wgsl`).
+//
+// Shader defs (set by `SkinblendExtension::specialize`):
+//   SKINBLEND_LINEAR | SKINBLEND_DUAL_QUATERNION | SKINBLEND_CENTER_OF_ROTATION  the method;
+//   SKINBLEND_EIGHT_INFLUENCES  the mesh has a second set of joints and weights (JOINTS_1);
+//   SKINBLEND_ROTATION_CENTERS  the mesh has its centers of rotation (CoR without: DQS, as the
+//                               library skins a vertex whose center has w = 0).
+//
+// The entity's joints start at `mesh_functions::get_tag(instance_index)` in its method's palette
+// (the plugin writes that offset into the entity's `MeshTag`): joint j of the skin is entry
+// `tag + j`.
+
+// A vertex's influences, joints already offset into the palette.
+struct SkinblendInfluences {
+    joints0: vec4<u32>,
+    weights0: vec4<f32>,
+    joints1: vec4<u32>,
+    weights1: vec4<f32>,
+    center: vec4<f32>,
+}
+
+// The smallest normal f32: a weight sum below it is an unweighted vertex, as on the CPU.
+const SKINBLEND_MIN_WEIGHT_SUM: f32 = 1.17549435e-38;
+
+// Slot `slot` (0-7) of the eight influences.
+fn skinblend_joint(influences: SkinblendInfluences, slot: u32) -> u32 {
+    if slot < 4u {
+        return influences.joints0[slot];
+    }
+    return influences.joints1[slot - 4u];
+}
+
+fn skinblend_weight(influences: SkinblendInfluences, slot: u32) -> f32 {
+    if slot < 4u {
+        return influences.weights0[slot];
+    }
+    return influences.weights1[slot - 4u];
+}
+
+// The sum of all eight weights and the heaviest slot (ties: the lowest slot), as the CPU pivot.
+struct SkinblendWeightSummary {
+    sum: f32,
+    pivot: u32,
+}
+
+fn skinblend_summary8(influences: SkinblendInfluences) -> SkinblendWeightSummary {
+    var sum = 0.0;
+    var pivot = 0u;
+    for (var slot = 0u; slot < 8u; slot += 1u) {
+        let weight = skinblend_weight(influences, slot);
+        sum += weight;
+        if weight > skinblend_weight(influences, pivot) {
+            pivot = slot;
+        }
+    }
+    return SkinblendWeightSummary(sum, pivot);
+}
+
+#ifdef SKINBLEND_LINEAR
+// LBS: the blended skin matrix.
+fn skinblend_linear_blend(influences: SkinblendInfluences) -> SkinAffine {
+#ifdef SKINBLEND_EIGHT_INFLUENCES
+    let summary = skinblend_summary8(influences);
+    if !(summary.sum >= SKINBLEND_MIN_WEIGHT_SUM) {
+        return skin_affine_identity();
+    }
+    let scale = 1.0 / summary.sum;
+    var m = skin_affine_zero();
+    for (var slot = 0u; slot < 8u; slot += 1u) {
+        let weight = skinblend_weight(influences, slot);
+        if weight > 0.0 {
+            m = skin_linear_add(m, skinblend_joint(influences, slot), weight * scale);
+        }
+    }
+    return m;
+#else
+    return skin_linear_blend4(influences.joints0, influences.weights0);
+#endif
+}
+#endif
+
+#ifdef SKINBLEND_DUAL_QUATERNION
+// DQS: the blended dual quaternion and residual.
+fn skinblend_dual_quat_blend(influences: SkinblendInfluences) -> SkinDualQuatBlend {
+#ifdef SKINBLEND_EIGHT_INFLUENCES
+    var blend = skin_dual_quat_begin();
+    let summary = skinblend_summary8(influences);
+    if !(summary.sum >= SKINBLEND_MIN_WEIGHT_SUM) {
+        blend.real = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+        return blend;
+    }
+    let pivot_joint = skinblend_joint(influences, summary.pivot);
+    let pivot_real = skin_dual_quat_palette[pivot_joint].real;
+    for (var slot = 0u; slot < 8u; slot += 1u) {
+        let weight = skinblend_weight(influences, slot);
+        if weight > 0.0 {
+            skin_dual_quat_add(&blend, skinblend_joint(influences, slot), weight, pivot_real, slot == summary.pivot);
+        }
+    }
+    if blend.has_residual {
+        let scale = 1.0 / summary.sum;
+        for (var slot = 0u; slot < 8u; slot += 1u) {
+            let weight = skinblend_weight(influences, slot);
+            if weight > 0.0 {
+                skin_dual_quat_add_residual(&blend, skinblend_joint(influences, slot), weight * scale);
+            }
+        }
+    }
+    skin_dual_quat_finish(&blend, pivot_joint);
+    return blend;
+#else
+    return skin_dual_quat_blend4(influences.joints0, influences.weights0);
+#endif
+}
+#endif
+
+#ifdef SKINBLEND_CENTER_OF_ROTATION
+// CoR: the DQS rotation about the vertex's center, placed where LBS sends the center.
+fn skinblend_cor_blend(influences: SkinblendInfluences) -> SkinDualQuatBlend {
+#ifdef SKINBLEND_EIGHT_INFLUENCES
+    var blend = skin_dual_quat_begin();
+    let summary = skinblend_summary8(influences);
+    if !(summary.sum >= SKINBLEND_MIN_WEIGHT_SUM) {
+        blend.real = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+        return blend;
+    }
+    let pivot_joint = skinblend_joint(influences, summary.pivot);
+    let pivot_real = skin_cor_palette[pivot_joint].dual_quat.real;
+    for (var slot = 0u; slot < 8u; slot += 1u) {
+        let weight = skinblend_weight(influences, slot);
+        if weight > 0.0 {
+            skin_cor_add(&blend, skinblend_joint(influences, slot), weight, pivot_real, slot == summary.pivot);
+        }
+    }
+    let scale = 1.0 / summary.sum;
+    if blend.has_residual {
+        for (var slot = 0u; slot < 8u; slot += 1u) {
+            let weight = skinblend_weight(influences, slot);
+            if weight > 0.0 {
+                skin_cor_add_residual(&blend, skinblend_joint(influences, slot), weight * scale);
+            }
+        }
+    }
+    skin_cor_finish(&blend, pivot_joint);
+    if influences.center.w != 0.0 {
+        var linear = skin_affine_zero();
+        for (var slot = 0u; slot < 8u; slot += 1u) {
+            let weight = skinblend_weight(influences, slot);
+            if weight > 0.0 {
+                linear = skin_cor_add_linear(linear, skinblend_joint(influences, slot), weight * scale);
+            }
+        }
+        skin_cor_place(&blend, linear, influences.center.xyz);
+    }
+    return blend;
+#else
+    return skin_cor_blend4(influences.joints0, influences.weights0, influences.center);
+#endif
+}
+#endif
+
+// A vertex in mesh space after skinning.
+struct SkinblendSkinned {
+    position: vec3<f32>,
+    normal: vec3<f32>,
+    tangent: vec4<f32>,
+}
+
+// Skins a position, normal and tangent (pass any value for an attribute the mesh lacks).
+fn skinblend_skin(influences: SkinblendInfluences, position: vec3<f32>, normal: vec3<f32>, tangent: vec4<f32>) -> SkinblendSkinned {
+#ifdef SKINBLEND_LINEAR
+    let m = skinblend_linear_blend(influences);
+    return SkinblendSkinned(
+        skin_affine_point(m, position),
+        skin_linear_normal(m, normal),
+        skin_linear_tangent(m, tangent),
+    );
+#else
+#ifdef SKINBLEND_CENTER_OF_ROTATION
+    let blend = skinblend_cor_blend(influences);
+#else
+    let blend = skinblend_dual_quat_blend(influences);
+#endif
+    return SkinblendSkinned(
+        skin_dual_quat_blend_point(blend, position),
+        skin_dual_quat_blend_normal(blend, normal),
+        skin_dual_quat_blend_tangent(blend, tangent),
+    );
+#endif
+}

@@ -1,0 +1,349 @@
+//! CPU posing as the plugin does it, on the sample models loaded by Bevy's own glTF loader
+//! (no GPU needed: Bevy's renderer is off):
+//! - the plugin's mesh data (from Bevy's mesh) posed under the palette `skinblend pose` uses
+//!   equals `skinblend pose`'s vertices to the bit, every method, several times of the
+//!   first animation;
+//! - the plugin's own per-frame pose (joints' `GlobalTransform`s from Bevy's animation) keeps
+//!   the entity's `Aabb` containing every posed vertex, frame after frame.
+
+use std::path::{Path, PathBuf};
+
+use bevy::asset::LoadState;
+use bevy::camera::primitives::Aabb;
+use bevy::prelude::*;
+use bevy::render::settings::WgpuSettings;
+use bevy::render::RenderPlugin;
+use bevy::window::ExitCondition;
+use bevy::winit::WinitPlugin;
+use skinblend::{prepare, Method};
+use skinblend_bevy::{
+    pose_into, prepare_mesh, PosedMesh, SkinblendGltfExtras, SkinblendPlugin, SkinningMethod,
+};
+use skinblend_gltf::{Model, SceneOptions, SceneSkinner};
+
+/// Plugin against `skinblend pose` where Bevy's loader un-indexed a primitive (one without
+/// normals, SimpleSkin): the same vertex skinned at another place in the kernels' blocks of
+/// eight, or in the scalar tail, with another summation order: a few f32 ulps of the mesh's
+/// size. Everywhere else the comparison is bit for bit.
+const REORDERED_REL: f32 = 1e-6;
+
+/// A headless app without a renderer (Bevy's `WgpuSettings { backends: None }`), assets from
+/// `folder`, with the plugin.
+fn app(folder: &Path) -> App {
+    let mut app = App::new();
+    app.add_plugins(
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: None,
+                exit_condition: ExitCondition::DontExit,
+                ..default()
+            })
+            .set(RenderPlugin {
+                render_creation: WgpuSettings {
+                    backends: None,
+                    ..default()
+                }
+                .into(),
+                ..default()
+            })
+            .set(AssetPlugin {
+                file_path: folder.display().to_string(),
+                ..default()
+            })
+            .disable::<WinitPlugin>(),
+    )
+    .add_plugins(SkinblendPlugin);
+    app.finish();
+    app.cleanup();
+    app
+}
+
+/// Steps `app` until `done` (at most 2,000 frames); false when it never was.
+fn step_until(app: &mut App, mut done: impl FnMut(&mut App) -> bool) -> bool {
+    for _ in 0..2000 {
+        app.update();
+        if done(app) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Times (seconds) at which to compare: start, three inner points and the end of animation 0;
+/// the rest pose when the model has no animation.
+fn times(model: &Model) -> Vec<Option<(usize, f32)>> {
+    match model.animations().first() {
+        None => vec![None],
+        Some(animation) => {
+            let (start, end) = (animation.start_s, animation.end_s);
+            (0..5)
+                .map(|i| Some((0, start + (end - start) * i as f32 / 4.0)))
+                .collect()
+        }
+    }
+}
+
+fn sample_paths() -> Option<(PathBuf, Vec<&'static str>)> {
+    let dir = skinblend_testkit::models_dir()?;
+    Some((dir, skinblend_testkit::SAMPLES.to_vec()))
+}
+
+/// The plugin's CPU pose (its mesh data from Bevy's loaded mesh, skinned by `pose_into`) under
+/// `skinblend pose`'s palette equals `skinblend pose` (the scene skinner) bit for bit.
+fn cpu_pose_equals_skinblend_pose_on_samples() {
+    let Some((dir, samples)) = sample_paths() else {
+        return;
+    };
+    let mut app = app(&dir);
+    for sample in samples {
+        let model = Model::open(dir.join(sample)).expect("sample loads in skinblend-gltf");
+        // Bevy's meshes (and the plugin's extras) of every skinned primitive.
+        let server = app.world().resource::<AssetServer>().clone();
+        let mut handles = Vec::new();
+        for node in model.skinned_nodes() {
+            let mesh = model.nodes()[node].mesh.expect("skinned node has a mesh");
+            for p in 0..model.meshes()[mesh].primitives.len() {
+                let handle: Handle<Mesh> = server.load(format!("{sample}#Mesh{mesh}/Primitive{p}"));
+                handles.push((node, mesh, p, handle));
+            }
+        }
+        let loaded = step_until(&mut app, |app| {
+            let server = app.world().resource::<AssetServer>();
+            handles.iter().all(|(.., h)| {
+                matches!(
+                    server.load_state(h),
+                    LoadState::Loaded | LoadState::Failed(_)
+                )
+            })
+        });
+        assert!(loaded, "{sample}: Bevy did not load its meshes");
+        for method in Method::ALL {
+            let mut skinner = SceneSkinner::cpu(&model, SceneOptions::with_method(method))
+                .expect("scene skinner");
+            for time in times(&model) {
+                let pose = match time {
+                    None => model.rest_pose(),
+                    Some((animation, t)) => model.pose(Some(animation), t).expect("pose"),
+                };
+                let posed = skinner.skin(&pose).expect("skinblend pose").to_vec();
+                for (node, mesh, p, handle) in &handles {
+                    let world = app.world();
+                    let bevy_mesh = world
+                        .resource::<Assets<Mesh>>()
+                        .get(handle)
+                        .expect("Bevy's mesh");
+                    let extras = world.resource::<SkinblendGltfExtras>().of_mesh(handle);
+                    let skin = model.nodes()[*node].skin.expect("skinned node has a skin");
+                    let joints = model.skins()[skin].joints.len();
+                    let prepared_mesh = prepare_mesh(bevy_mesh, joints, extras.as_deref())
+                        .expect("plugin accepts the mesh");
+                    let mut cpu = (*prepared_mesh.cpu).clone();
+                    let reference = posed
+                        .iter()
+                        .find(|n| n.node == *node)
+                        .map(|n| &n.primitives[*p])
+                        .expect("skinblend pose skinned the node");
+                    if method == Method::CenterOfRotation && cpu.rotation_centers().is_none() {
+                        // The same centers the scene skinner computed (the plugin computes
+                        // them the same way, in the background).
+                        let primitive = &model.meshes()[*mesh].primitives[*p];
+                        let influences = primitive.influences.as_ref().expect("skinned primitive");
+                        let centers = skinblend_gltf::primitive_rotation_centers(
+                            primitive,
+                            influences,
+                            &SceneOptions::default().centers,
+                            &mut |_| {},
+                        )
+                        .expect("centers")
+                        .centers;
+                        // Bevy un-indexed a primitive without normals: each of its vertices
+                        // takes its file vertex's center (the plugin, computing centers on
+                        // Bevy's un-indexed mesh in the app, finds others: no triangle there
+                        // shares a vertex).
+                        let centers = if centers.len() == cpu.vertex_count() {
+                            centers
+                        } else {
+                            let accessor = model.json()["meshes"][*mesh]["primitives"][*p]
+                                ["indices"]
+                                .as_u64()
+                                .expect("an un-indexed copy of an indexed primitive");
+                            let indices = model.read_accessor(accessor as usize).expect("indices");
+                            indices
+                                .values
+                                .iter()
+                                .map(|&i| centers[i as usize])
+                                .collect()
+                        };
+                        cpu = cpu.with_rotation_centers(centers).expect("centers fit");
+                    }
+                    let palette = model.palette(&pose, skin).expect("palette");
+                    let prepared =
+                        prepare(&palette, Some(&model.skins()[skin].joint_centers), method)
+                            .expect("prepare");
+                    let mut plugin = PosedMesh::default();
+                    // Normals where the file has them (a loader's own flat normals are its own;
+                    // and the kernels' positions-only variant rounds as skinblend pose's does
+                    // for a primitive without normals).
+                    let file_has_normals = model.meshes()[*mesh].primitives[*p].normals.is_some();
+                    pose_into(&cpu, &prepared, &mut plugin, file_has_normals).expect("plugin pose");
+                    let label =
+                        format!("{sample} node {node} primitive {p} {method:?} at {time:?}");
+                    // One of the two loaders may un-index a primitive that has no normals (to
+                    // give it flat ones; Bevy's does): the un-indexed copy's vertex i is then
+                    // the file's vertex indices[i], from the file's own index list.
+                    let plugin_count = plugin.positions().len();
+                    let reference_count = reference.positions.len();
+                    let file_indices = || -> Vec<usize> {
+                        let accessor = model.json()["meshes"][*mesh]["primitives"][*p]["indices"]
+                            .as_u64()
+                            .expect("an un-indexed copy of an indexed primitive");
+                        let data = model.read_accessor(accessor as usize).expect("indices");
+                        data.values.iter().map(|&i| i as usize).collect()
+                    };
+                    // (plugin vertex, skinblend pose vertex) pairs of the same file vertex.
+                    let pairs: Vec<(usize, usize)> = if plugin_count == reference_count {
+                        (0..plugin_count).map(|v| (v, v)).collect()
+                    } else {
+                        let indices = file_indices();
+                        if indices.len() == plugin_count {
+                            indices.iter().enumerate().map(|(v, &w)| (v, w)).collect()
+                        } else {
+                            assert_eq!(indices.len(), reference_count, "{label}: vertex count");
+                            indices.iter().enumerate().map(|(w, &v)| (v, w)).collect()
+                        }
+                    };
+                    // Same layout: bit for bit. Un-indexed: a vertex sits at another place in
+                    // the kernels' blocks of eight (or in the scalar tail), which rounds
+                    // differently: within REORDERED_REL of the mesh's size.
+                    let size = reference
+                        .positions
+                        .iter()
+                        .fold(0f32, |m, p| m.max(p.abs().max_element()))
+                        .max(f32::MIN_POSITIVE);
+                    let same_layout = plugin_count == reference_count;
+                    for &(v, w) in &pairs {
+                        let (a, b) = (plugin.positions()[v], reference.positions[w]);
+                        let ok = if same_layout {
+                            a.to_array().map(f32::to_bits) == b.to_array().map(f32::to_bits)
+                        } else {
+                            (Vec3::from_array(a.to_array()) - Vec3::from_array(b.to_array()))
+                                .abs()
+                                .max_element()
+                                <= REORDERED_REL * size
+                        };
+                        assert!(
+                            ok,
+                            "{label}: vertex {v}: plugin {a:?}, skinblend pose {b:?}"
+                        );
+                    }
+                    if let (Some(ours), Some(theirs), true) =
+                        (plugin.normals(), reference.normals.as_ref(), same_layout)
+                    {
+                        for &(v, w) in &pairs {
+                            let (a, b) = (ours[v], theirs[w]);
+                            assert!(
+                                a.to_array().map(f32::to_bits) == b.to_array().map(f32::to_bits),
+                                "{label}: normal {v}: plugin {a:?}, skinblend pose {b:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Under Bevy's animation, the plugin's `Aabb` contains every vertex the plugin posed, and
+/// the pose moves (the bounds follow the animation, not the bind pose).
+fn bounds_contain_posed_vertices_over_animation() {
+    let Some((dir, _)) = sample_paths() else {
+        return;
+    };
+    let mut app = app(&dir);
+    let server = app.world().resource::<AssetServer>().clone();
+    let gltf: Handle<Gltf> = server.load("Fox/Fox.glb");
+    assert!(
+        step_until(&mut app, |app| app
+            .world()
+            .resource::<Assets<Gltf>>()
+            .contains(&gltf)),
+        "Fox did not load"
+    );
+    let clip = app
+        .world()
+        .resource::<Assets<Gltf>>()
+        .get(&gltf)
+        .and_then(|g| g.animations.get(2).cloned())
+        .expect("Fox's run clip");
+    let (graph, node) = AnimationGraph::from_clip(clip);
+    let graph = app
+        .world_mut()
+        .resource_mut::<Assets<AnimationGraph>>()
+        .add(graph);
+    app.world_mut()
+        .insert_resource(FoxAnimation { graph, node });
+    app.add_systems(Update, play_when_ready);
+    app.world_mut().spawn((
+        WorldAssetRoot(server.load(GltfAssetLabel::Scene(0).from_asset("Fox/Fox.glb"))),
+        SkinningMethod::DualQuaternion,
+    ));
+    assert!(
+        step_until(&mut app, |app| {
+            let world = app.world_mut();
+            world
+                .query::<&PosedMesh>()
+                .iter(world)
+                .any(|p| p.frames_posed() > 0)
+        }),
+        "the plugin never posed the fox"
+    );
+    let mut first: Option<Vec<Vec3>> = None;
+    let mut moved = false;
+    for frame in 0..120 {
+        app.update();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let world = app.world_mut();
+        for (posed, aabb) in world.query::<(&PosedMesh, &Aabb)>().iter(world) {
+            let (min, max) = (aabb.min(), aabb.max());
+            for (v, p) in posed.positions().iter().enumerate() {
+                let p = bevy::math::Vec3A::from(*p);
+                assert!(
+                    p.cmpge(min).all() && p.cmple(max).all(),
+                    "frame {frame}: vertex {v} at {p:?} outside the Aabb {min:?}..{max:?}"
+                );
+            }
+            match &first {
+                None => first = Some(posed.positions().to_vec()),
+                Some(first) => moved |= first.as_slice() != posed.positions(),
+            }
+        }
+    }
+    assert!(
+        moved,
+        "the pose never changed: the animation did not reach the plugin"
+    );
+}
+
+#[derive(Resource)]
+struct FoxAnimation {
+    graph: Handle<AnimationGraph>,
+    node: AnimationNodeIndex,
+}
+
+fn play_when_ready(
+    mut commands: Commands,
+    animation: Res<FoxAnimation>,
+    mut players: Query<(Entity, &mut AnimationPlayer), Added<AnimationPlayer>>,
+) {
+    for (entity, mut player) in &mut players {
+        player.play(animation.node).repeat();
+        commands
+            .entity(entity)
+            .insert(AnimationGraphHandle(animation.graph.clone()));
+    }
+}
+
+skinblend_testkit::test_main!(
+    cpu_pose_equals_skinblend_pose_on_samples,
+    bounds_contain_posed_vertices_over_animation
+);
