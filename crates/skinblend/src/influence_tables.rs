@@ -116,7 +116,9 @@ pub(crate) fn vertex_pivots(
     #[cfg(target_arch = "x86_64")]
     if let (4, Some(avx2_fma)) = (k, crate::simd::cpu::Avx2Fma::detect()) {
         // SAFETY: the token proves AVX2 and FMA, the features it is compiled for.
-        words = unsafe { crate::simd::pivots::pivot_words4(avx2_fma, joints, weights, has_rows) };
+        words = unsafe {
+            crate::simd::pivots::pivot_words4(avx2_fma, joints, weights, has_rows, MIN_WEIGHT_SUM)
+        };
     }
     let done = words.len() * k;
     words.extend(

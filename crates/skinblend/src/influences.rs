@@ -175,7 +175,7 @@ impl Influences {
             });
         }
         let rows = weights.chunks_exact(joint_count);
-        let k = crate::simd::vectorized(
+        let k = crate::vectorize::vectorized(
             #[inline(always)]
             || {
                 rows.clone()
@@ -415,7 +415,7 @@ fn first_bad_slot(
     weights: &[f32],
     joint_count: usize,
 ) -> Option<SkinError> {
-    let (largest_joint, weights_ok) = crate::simd::vectorized(
+    let (largest_joint, weights_ok) = crate::vectorize::vectorized(
         #[inline(always)]
         || {
             (

@@ -198,7 +198,7 @@ pub(crate) fn check_attribute<T: FiniteValue>(
     // One pass over the components' bits without an early exit (a finite `f32`'s exponent
     // bits are not all ones), which vectorizes; the vertex at fault is found only then.
     let exponent = f32::INFINITY.to_bits();
-    let all_finite = crate::simd::vectorized(
+    let all_finite = crate::vectorize::vectorized(
         #[inline(always)]
         || {
             T::components(values)

@@ -62,6 +62,7 @@ mod rigid_split;
 mod simd;
 mod skin;
 mod types;
+mod vectorize;
 mod vertex_blocks;
 
 pub use backend::{CpuBackend, SkinBackend};

@@ -149,7 +149,7 @@ pub(crate) fn non_rigid_count(matrices: &[Mat4], rigid_tolerance: f32) -> usize 
             !Factors::of(&Mat3::from_mat4(**m)).is_some_and(|f| f.is_rigid(rigid_tolerance))
         })
         .count();
-    crate::simd::vectorized(
+    crate::vectorize::vectorized(
         #[inline(always)]
         || {
             blocks.fold(rest, |count, block| {
@@ -290,7 +290,7 @@ fn each_factors(matrices: &[Mat4]) -> impl Iterator<Item = Option<Factors>> + '_
     let rest = blocks.remainder();
     blocks
         .flat_map(|block| {
-            let lanes = crate::simd::vectorized(
+            let lanes = crate::vectorize::vectorized(
                 #[inline(always)]
                 || FactorLanes::of(block),
             );

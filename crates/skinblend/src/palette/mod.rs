@@ -90,7 +90,7 @@ fn signed_offsets_into(dual_quats: &[DualQuat], offsets: &mut Vec<u16>) {
     // Entries past the joint count stay 0 (line 0: a valid offset, never read). Compiled for
     // AVX2 where the CPU has it, eight entries per instruction.
     let mut row = [0u16; PIVOT_SIGN_TABLE_MAX_JOINTS];
-    crate::simd::vectorized(
+    crate::vectorize::vectorized(
         #[inline(always)]
         || {
             for pivot in dual_quats {

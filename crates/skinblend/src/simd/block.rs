@@ -8,12 +8,31 @@ use super::layout::{
     SignedEntry, LANES, PIVOT_HAS_ZERO_WEIGHT, PIVOT_LIGHT, PIVOT_ROW_BITS, PIVOT_SLOT_BITS,
     SIGNED_ENTRY_FLIP_BYTES,
 };
-use super::{policy, CallTables};
+use super::policy;
 use crate::dual_quat::DualQuat;
 use crate::influence_tables::MIN_WEIGHT_SUM;
 use crate::input::SkinInput;
 use crate::palette::PreparedPalette;
 use crate::vertex_blocks::{Vec3x8, VertexBlocks};
+
+/// Which of the tables derived from a mesh's influences a call's SIMD kernel reads, decided
+/// once per call ([`select`]) so that every piece of a parallel split reads the same. A mesh
+/// skinned for the first time reads neither (`Influences::mark_skinned`): building them costs
+/// more than one call saves (LBS offsets 0.1 ms, DQS pair counts 0.6 ms at 100k vertices, four
+/// influences, against kernels of 0.33 and 0.4 ms; `examples/one_shot.rs`), and a one-shot call
+/// builds nothing it reads only once.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CallTables {
+    /// LBS addresses its palette entries by `Influences::linear_offsets` (built).
+    pub(crate) linear_offsets: bool,
+    /// DQS and CoR count the sign flips of whole blocks once per call from
+    /// `Influences::pivot_pair_counts` (built; `flips::flip_tally`).
+    pub(crate) flip_tally: bool,
+    /// DQS prefetches its inputs ahead: the call sweeps at least
+    /// `driver::PREFETCH_MIN_VERTICES` vertices (its mesh, or the batch it is part of), too
+    /// many for the cache to hold from one frame to the next.
+    pub(crate) prefetch: bool,
+}
 
 /// The borrowed per-call arrays of one vertex range, and the palette's arrays.
 pub(super) struct Block<'a> {

@@ -12,6 +12,7 @@ use super::blend3x4::{
     address_by_register, address_by_register_intrinsics, barrier7, barrier7_intrinsics,
 };
 use super::block::Block;
+use super::block::CallTables;
 use super::cpu::Avx2Fma;
 use super::dq_table::{blend4_signed, blend4_signed_intrinsics};
 use super::driver::{whole_blocks, Run, LINEAR};
@@ -22,7 +23,6 @@ use super::loads::{
     shuffle_ps, shuffle_ps_intrinsics, store3x8, store_rows3_intrinsics,
 };
 use super::policy;
-use super::CallTables;
 use crate::fixtures::benchmark_mesh;
 use crate::input::SkinInput;
 use crate::mesh::SkinMesh;

@@ -20,7 +20,8 @@ impl Avx2Fma {
     }
 }
 
-/// Runs `pass` compiled for AVX2 and FMA where this CPU has them, else as built (SSE2): for the
+/// Runs `pass` compiled for AVX2 and FMA where this CPU has them, else as built (SSE2; code
+/// outside the kernels calls it through `crate::vectorize::vectorized`): for the
 /// plain-Rust passes over a mesh's arrays (validation, derived tables) that the compiler
 /// vectorizes. `pass` and what it calls must inline into it for the wider code: write it
 /// `on_avx2(#[inline(always)] || ...)` (an attribute a closure may carry as an argument) over

@@ -4,10 +4,11 @@
 
 use glam::{Vec3, Vec4};
 
+use super::block::CallTables;
 use super::block::{tallied_flips, Block};
 use super::cpu::Avx2Fma;
 use super::layout::BLOCK_VERTICES;
-use super::{cor, dqs, lbs, lbs_loop, CallTables};
+use super::{cor, dqs, lbs, lbs_loop};
 use crate::input::SkinInput;
 use crate::palette::PreparedPalette;
 use crate::reference::skin_range;

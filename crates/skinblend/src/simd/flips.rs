@@ -10,9 +10,9 @@
 //! (`RangeCounts::into_diagnostics`). Every count is a sum of non-negative terms; the one
 //! subtraction takes a part of the tally out of the tally.
 
+use super::block::CallTables;
 use super::cpu::Avx2Fma;
 use super::layout::{PIVOT_SIGN_TABLE_MAX_JOINTS, SIGNED_ENTRY_FLIP_BYTES};
-use super::CallTables;
 use crate::input::SkinInput;
 use crate::palette::PreparedPalette;
 use crate::types::Method;
@@ -47,7 +47,8 @@ pub(super) fn flip_tally<'a>(
 
 /// The sign flips of the vertices `Influences::pivot_pair_counts` counts, under this palette's
 /// pivot sign table: the count of each `(pivot joint, joint)` pair whose entry is a flip,
-/// summed (0 where the call does not tally: `CallTables::flip_tally`). Reads `joint_count²` entries once per call.
+/// summed (0 where the call does not tally: `CallTables::flip_tally`). Reads `joint_count²`
+/// entries once per call.
 pub(super) fn tallied_sign_flips(
     avx2_fma: Avx2Fma,
     input: &SkinInput<'_>,

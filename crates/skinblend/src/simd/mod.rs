@@ -30,7 +30,8 @@
 //! - `loads`: loads, stores and transposes between arrays and eight-lane registers.
 //! - `math`: eight-wide vector maths (products, the fast normalize).
 //! - `policy`: the call-wide decisions on weight sums and the singular test's bounds.
-//! - `block`: the per-call context of a vertex range, its pivot words and sign flips.
+//! - `block`: the per-call context of a vertex range, its pivot words and sign flips, and the
+//!   derived tables a call reads (`CallTables`, decided in [`select`]).
 //! - `flips`: the call's sign-flip tally, and how the pieces' counts add up to it.
 //! - `pivots`: the pivot words of four-influence vertices, eight at a time (a mesh's first
 //!   DQS or CoR call builds them).
@@ -112,26 +113,7 @@ pub(crate) enum Kernel {
     Scalar,
     /// A variant of the AVX2 driver loop, with the proof that this CPU runs it.
     #[cfg(target_arch = "x86_64")]
-    Avx2(cpu::Avx2Fma, driver::Avx2Kernel, CallTables),
-}
-
-/// Which of the tables derived from a mesh's influences a call's SIMD kernel reads, decided
-/// once per call ([`select`]) so that every piece of a parallel split reads the same. A mesh
-/// skinned for the first time reads neither (`Influences::mark_skinned`): building them costs
-/// more than one call saves (LBS offsets 0.1 ms, DQS pair counts 0.6 ms at 100k vertices, four
-/// influences, against kernels of 0.33 and 0.4 ms; `examples/one_shot.rs`), and a one-shot call
-/// builds nothing it reads only once.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct CallTables {
-    /// LBS addresses its palette entries by `Influences::linear_offsets` (built).
-    pub(crate) linear_offsets: bool,
-    /// DQS and CoR count the sign flips of whole blocks once per call from
-    /// `Influences::pivot_pair_counts` (built; `flips::flip_tally`).
-    pub(crate) flip_tally: bool,
-    /// DQS prefetches its inputs ahead: the call sweeps at least
-    /// `driver::PREFETCH_MIN_VERTICES` vertices (its mesh, or the batch it is part of), too
-    /// many for the cache to hold from one frame to the next.
-    pub(crate) prefetch: bool,
+    Avx2(cpu::Avx2Fma, driver::Avx2Kernel, block::CallTables),
 }
 
 impl Kernel {
@@ -186,17 +168,6 @@ impl Kernel {
     }
 }
 
-/// Runs `pass` compiled for AVX2 and FMA where the CPU has them (`cpu::on_avx2`, which says how
-/// to write `pass`), else as built: for the plain-Rust passes over a mesh's arrays and a
-/// palette outside this module.
-#[inline]
-pub(crate) fn vectorized<R>(pass: impl FnOnce() -> R) -> R {
-    #[cfg(target_arch = "x86_64")]
-    return cpu::on_avx2(pass);
-    #[cfg(not(target_arch = "x86_64"))]
-    pass()
-}
-
 /// The best kernel for this call: the SIMD variant for its method, attributes and influences
 /// where the CPU has AVX2 and FMA, else the scalar reference. `renormalize` is
 /// [`crate::RunOptions::renormalize`]; `swept_vertices` the vertices the caller skins this
@@ -228,7 +199,7 @@ pub(crate) fn select(
         );
         let influences = input.influences();
         let reused = influences.mark_skinned();
-        let tables = CallTables {
+        let tables = block::CallTables {
             linear_offsets: reused
                 && palette.method() == Method::Linear
                 && !influences.linear_offsets().is_empty(),

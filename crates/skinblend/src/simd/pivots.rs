@@ -6,12 +6,12 @@ use std::arch::x86_64::*;
 use super::cpu::Avx2Fma;
 use super::layout::{PIVOT_HAS_ZERO_WEIGHT, PIVOT_LIGHT};
 use super::loads::transpose4_in_halves;
-use crate::influence_tables::MIN_WEIGHT_SUM;
 
 /// The words of `influence_tables::vertex_pivots` for the whole blocks of eight vertices of
 /// `joints` and `weights` (four slots per vertex, weights finite as `Influences` checks):
 /// `weights.len() / 32 * 8` words, each equal to the definition's (`pivot_word`): the first
-/// heaviest slot, the zero-weight and light flags, and the pivot joint's row where `has_rows`.
+/// heaviest slot, the zero-weight flag, the light flag (the heaviest weight below
+/// `light_below`, the caller's `MIN_WEIGHT_SUM`), and the pivot joint's row where `has_rows`.
 /// The caller adds the last `len % 8` vertices' words. At 100k vertices 0.08 ms against the
 /// definition's 0.45 ms, one 2-core Xeon VM thread.
 #[target_feature(enable = "avx2,fma")]
@@ -20,6 +20,7 @@ pub(crate) fn pivot_words4(
     joints: &[u16],
     weights: &[f32],
     has_rows: bool,
+    light_below: f32,
 ) -> Vec<u16> {
     const SLOTS: usize = 4;
     const VERTICES: usize = 8;
@@ -28,7 +29,7 @@ pub(crate) fn pivot_words4(
     let row_mask = _mm256_set1_epi32(if has_rows { 0xFFFF } else { 0 });
     let zero_flag = _mm256_set1_epi32(i32::from(PIVOT_HAS_ZERO_WEIGHT));
     let light_flag = _mm256_set1_epi32(i32::from(PIVOT_LIGHT));
-    let min_sum = _mm256_set1_ps(MIN_WEIGHT_SUM);
+    let min_sum = _mm256_set1_ps(light_below);
     let zero = _mm256_setzero_ps();
     // The transposes leave vertices 0 2 4 6 | 1 3 5 7 in the lanes: this puts them in order.
     let in_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
