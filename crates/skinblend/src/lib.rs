@@ -47,6 +47,7 @@
 
 mod backend;
 pub mod cor;
+mod dense_weights;
 mod dual_quat;
 mod error;
 pub mod evidence;
