@@ -1,7 +1,7 @@
 //! skinblend in Bevy: dual quaternion (DQS) and centers-of-rotation (CoR) skinning for the
-//! skinned meshes Bevy's own glTF loader loads, CPU-posed vertices and bounds that follow the
-//! animation (so frustum culling sees the mesh where it is drawn), and up to 8 influences and
-//! more than 256 joints per skin.
+//! skinned meshes Bevy's own glTF loader loads, CPU-posed vertices on demand and bounds that
+//! follow the animation (so frustum culling sees the mesh where it is drawn), and up to 8
+//! influences and more than 256 joints per skin.
 //!
 //! # Use
 //! ```no_run
@@ -35,10 +35,12 @@
 //!   prepass and the shadow maps: every pass draws the same skinned mesh);
 //! - its `SkinnedMesh` moves into [`SkinblendSkinned`] (Bevy's own skinning, and its 256-joint
 //!   limit, no longer see it) and it gets a `MeshTag` (its joints' offset in the palette
-//!   buffer: the plugin owns the tag of the entities it skins), a [`PosedMesh`], and an `Aabb`
-//!   the plugin keeps equal to the posed vertices' bounds (`NoAutoAabb`); under a
-//!   [`PosedPicking`], also a `SimplifiedMesh` with the posed positions, so Bevy's mesh
-//!   picking hits the mesh where it is drawn.
+//!   buffer: the plugin owns the tag of the entities it skins) and an `Aabb` the plugin keeps
+//!   around the posed mesh (`NoAutoAabb`): from the joints (no vertex posed), or, under a
+//!   [`CpuPose`], the posed vertices' own bounds; under a [`CpuPose`] (or
+//!   [`CpuPoseNormals`]), a [`PosedMesh`]; under a [`PosedPicking`], a [`PosedMesh`] and a
+//!   `SimplifiedMesh` with the posed positions, so Bevy's mesh picking hits the mesh where it
+//!   is drawn.
 //!
 //! Remove the [`SkinningMethod`] and all of that is given back. A mesh the plugin refuses
 //! (morph targets, a material that is not a `StandardMaterial`, more than 65,535 joints, data
@@ -50,20 +52,28 @@
 //! mesh entity's local space, so the vertex shader then applies the entity's own transform as
 //! for any mesh), prepared by [`skinblend::prepare`] for the method (the core's rigid/residual
 //! split with each joint's bind origin as the residual's center, as `skinblend pose` does),
-//! posed on the CPU by the core's kernels (in parallel over entities), converted to
-//! skinblend-gpu's joint layouts and uploaded in one buffer per method.
+//! bounded (from the joints, or posed on the CPU by the core's kernels where asked; in
+//! parallel over entities), converted to skinblend-gpu's joint layouts and uploaded in one
+//! buffer per method.
 //!
 //! # Conventions
 //! As skinblend: column vectors, `v' = M v`; quaternions `(x, y, z, w)`; metres; glTF's
 //! right-handed +Y up (Bevy's too).
 #![warn(missing_docs)]
 
+mod cache;
+mod frame;
 mod gltf_extras;
+mod joint_bounds;
 mod material;
 mod mesh_data;
 mod method;
+mod picking;
 mod pose;
-mod systems;
+mod rotation_centers;
+mod skinned;
+mod takeover;
+mod upload;
 
 use bevy::camera::visibility::VisibilitySystems;
 use bevy::gltf::extensions::GltfExtensionHandlers;
@@ -74,16 +84,16 @@ use bevy::transform::TransformSystems;
 pub use gltf_extras::{SkinblendGltfExtras, SkinblendPrimitiveExtras};
 pub use material::{
     library_wgsl, SkinblendExtension, SkinblendMaterial, SkinblendMaterialKey, COR_PALETTE_BINDING,
-    DUAL_QUAT_PALETTE_BINDING, LINEAR_PALETTE_BINDING, MAIN_PASS_SHADER, PREPASS_SHADER,
+    DUAL_QUAT_PALETTE_BINDING, LINEAR_PALETTE_BINDING, VERTEX_SHADER,
 };
 pub use mesh_data::{
     prepare_mesh, MeshRefusal, PreparedMesh, ATTRIBUTE_SKINBLEND_JOINTS_0,
     ATTRIBUTE_SKINBLEND_JOINTS_1, ATTRIBUTE_SKINBLEND_ROTATION_CENTER,
     ATTRIBUTE_SKINBLEND_WEIGHTS_0, ATTRIBUTE_SKINBLEND_WEIGHTS_1, MAX_INFLUENCES,
 };
-pub use method::{CpuPoseNormals, PosedPicking, SkinningMethod};
+pub use method::{CpuPose, CpuPoseNormals, PosedPicking, SkinningMethod};
 pub use pose::{pose_into, PosedMesh, BOUNDS_PADDING_RELATIVE};
-pub use systems::SkinblendSkinned;
+pub use skinned::SkinblendSkinned;
 
 /// The plugin: add it after Bevy's `DefaultPlugins` (or after `PbrPlugin` and `GltfPlugin`).
 #[derive(Debug, Default, Clone, Copy)]
@@ -94,8 +104,8 @@ pub struct SkinblendPlugin;
 pub enum SkinblendSystems {
     /// Taking over skinned entities and giving them back; method changes; centers of rotation.
     Attach,
-    /// Palettes, CPU poses, bounds and the upload; after `TransformSystems::Propagate`, before
-    /// `VisibilitySystems::CheckVisibility`.
+    /// Palettes, bounds, CPU poses where asked, the upload and posed picking meshes; after
+    /// `TransformSystems::Propagate`, before `VisibilitySystems::CheckVisibility`.
     Pose,
 }
 
@@ -112,6 +122,7 @@ impl Plugin for SkinblendPlugin {
             }));
         app.insert_resource(extras)
             .register_type::<SkinningMethod>()
+            .register_type::<CpuPose>()
             .register_type::<CpuPoseNormals>()
             .register_type::<PosedPicking>()
             .add_plugins(MaterialPlugin::<SkinblendMaterial>::default());
@@ -127,10 +138,14 @@ impl Plugin for SkinblendPlugin {
         .add_systems(
             PostUpdate,
             (
-                (systems::attach, systems::follow_methods)
+                (takeover::take_over, takeover::follow_methods)
                     .chain()
                     .in_set(SkinblendSystems::Attach),
-                (systems::pose_and_upload, systems::update_picking_meshes)
+                (
+                    frame::update_poses,
+                    upload::upload_palettes,
+                    picking::update_picking_meshes,
+                )
                     .chain()
                     .in_set(SkinblendSystems::Pose),
             ),
@@ -138,6 +153,6 @@ impl Plugin for SkinblendPlugin {
     }
 
     fn finish(&self, app: &mut App) {
-        app.init_resource::<systems::SkinblendCache>();
+        app.init_resource::<cache::SkinblendCache>();
     }
 }

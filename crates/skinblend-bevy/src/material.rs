@@ -1,5 +1,5 @@
 //! The material the plugin puts on a skinned entity: the entity's own `StandardMaterial`
-//! extended with skinblend's vertex shaders (main pass, prepass and shadows) and the three
+//! extended with skinblend's vertex shader (main pass, prepass and shadows) and the three
 //! palettes (one storage buffer per method, every entity's joints one after the other).
 
 use bevy::asset::{uuid_handle, Handle};
@@ -26,10 +26,9 @@ use crate::SkinningMethod;
 /// A `StandardMaterial` skinned by skinblend.
 pub type SkinblendMaterial = ExtendedMaterial<StandardMaterial, SkinblendExtension>;
 
-/// The main-pass vertex shader (skinblend's WGSL library, then `shaders/main_pass.wgsl`).
-pub const MAIN_PASS_SHADER: Handle<Shader> = uuid_handle!("5b1eb1e0-7a3c-4d52-9f1e-1a2b3c4d5e01");
-/// The prepass and shadow vertex shader (the library, then `shaders/prepass.wgsl`).
-pub const PREPASS_SHADER: Handle<Shader> = uuid_handle!("5b1eb1e0-7a3c-4d52-9f1e-1a2b3c4d5e02");
+/// The vertex shader of every pass (skinblend's WGSL library, then `shaders/vertex.wgsl`): the
+/// main pass, and under Bevy's `PREPASS_PIPELINE` shader def the prepass and shadow maps.
+pub const VERTEX_SHADER: Handle<Shader> = uuid_handle!("5b1eb1e0-7a3c-4d52-9f1e-1a2b3c4d5e01");
 
 /// The bindings of the three palettes in the material's bind group (Bevy's
 /// `MATERIAL_BIND_GROUP`); `StandardMaterial` uses bindings below 100.
@@ -85,15 +84,15 @@ fn method_def(method: SkinningMethod) -> &'static str {
 
 impl MaterialExtension for SkinblendExtension {
     fn vertex_shader() -> ShaderRef {
-        MAIN_PASS_SHADER.into()
+        VERTEX_SHADER.into()
     }
 
     fn prepass_vertex_shader() -> ShaderRef {
-        PREPASS_SHADER.into()
+        VERTEX_SHADER.into()
     }
 
     fn deferred_vertex_shader() -> ShaderRef {
-        PREPASS_SHADER.into()
+        VERTEX_SHADER.into()
     }
 
     /// Adds skinblend's attributes (locations 10 to 14) to the vertex buffer Bevy's main or
@@ -146,19 +145,17 @@ pub fn library_wgsl() -> String {
     )
 }
 
-/// Adds the two shaders to `shaders` under their fixed handles.
+/// Adds the vertex shader to `shaders` under its fixed handle.
 pub(crate) fn insert_shaders(shaders: &mut Assets<Shader>) {
-    let library = library_wgsl();
-    let main = format!("{library}\n{}", include_str!("shaders/main_pass.wgsl"));
-    let prepass = format!("{library}\n{}", include_str!("shaders/prepass.wgsl"));
-    // Inserting under a fixed id cannot fail for a uuid handle; a failure would only mean the
-    // shaders are missing, which Bevy reports when it compiles the pipeline.
-    let _ = shaders.insert(
-        MAIN_PASS_SHADER.id(),
-        Shader::from_wgsl(main, "skinblend_bevy/main_pass.wgsl"),
+    let source = format!(
+        "{}\n{}",
+        library_wgsl(),
+        include_str!("shaders/vertex.wgsl")
     );
+    // Inserting under a fixed id cannot fail for a uuid handle; a failure would only mean the
+    // shader is missing, which Bevy reports when it compiles the pipeline.
     let _ = shaders.insert(
-        PREPASS_SHADER.id(),
-        Shader::from_wgsl(prepass, "skinblend_bevy/prepass.wgsl"),
+        VERTEX_SHADER.id(),
+        Shader::from_wgsl(source, "skinblend_bevy/vertex.wgsl"),
     );
 }

@@ -1,5 +1,7 @@
-//! The components a user puts on a character: which method skins it and what the CPU poses.
+//! The components a user puts on a character: which method skins it and what the CPU poses,
+//! and how the plugin finds them (on the mesh entity or above it).
 
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 /// How the skinned meshes at and below this entity are skinned, on the GPU and on the CPU.
@@ -49,9 +51,17 @@ impl SkinningMethod {
     }
 }
 
-/// Asks for posed normals on the CPU as well as positions, for the skinned meshes at and below
-/// this entity (found as [`SkinningMethod`] is). Positions are always posed: the bounds need
-/// them.
+/// Asks for a CPU pose (a [`crate::PosedMesh`] refreshed each frame: posed positions, and the
+/// `Aabb` their bounds) of the skinned meshes at and below this entity (found as
+/// [`SkinningMethod`] is). Without it (or [`CpuPoseNormals`] or [`PosedPicking`], which imply
+/// it) nothing is posed on the CPU and the `Aabb` comes from the joints (see docs/bevy.md).
+/// Costs one CPU skinning of every vertex per entity and frame.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Default, Reflect)]
+#[reflect(Component, Debug, Clone, PartialEq, Default)]
+pub struct CpuPose;
+
+/// Asks for posed normals on the CPU as well as positions (a [`CpuPose`] with normals), for the
+/// skinned meshes at and below this entity (found as [`SkinningMethod`] is).
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Default, Reflect)]
 #[reflect(Component, Debug, Clone, PartialEq, Default)]
 pub struct CpuPoseNormals;
@@ -59,7 +69,54 @@ pub struct CpuPoseNormals;
 /// Makes Bevy's mesh picking hit the posed mesh, for the skinned meshes at and below this entity
 /// (found as [`SkinningMethod`] is): the plugin keeps a main-world copy of the mesh with this
 /// frame's posed positions as the entity's `SimplifiedMesh`, which Bevy's ray casts read
-/// instead of the bind-pose mesh. Costs a copy of the positions per entity and frame.
+/// instead of the bind-pose mesh. Implies a [`CpuPose`]; costs that and a copy of the positions
+/// per entity and frame.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Default, Reflect)]
 #[reflect(Component, Debug, Clone, PartialEq, Default)]
 pub struct PosedPicking;
+
+/// The nearest component `C` at or above `entity`.
+pub(crate) fn nearest<C: Component + Copy>(
+    entity: Entity,
+    components: &Query<&C>,
+    parents: &Query<&ChildOf>,
+) -> Option<C> {
+    let mut current = entity;
+    loop {
+        if let Ok(c) = components.get(current) {
+            return Some(*c);
+        }
+        current = parents.get(current).ok()?.parent();
+    }
+}
+
+/// The plugin's method for a core method; `Err(())` for a core method the plugin does not draw.
+/// What the markers at or above a skinned entity ask the CPU for.
+#[derive(SystemParam)]
+pub(crate) struct CpuPoseRequests<'w, 's> {
+    pose: Query<'w, 's, &'static CpuPose>,
+    normals: Query<'w, 's, &'static CpuPoseNormals>,
+    picking: Query<'w, 's, &'static PosedPicking>,
+    parents: Query<'w, 's, &'static ChildOf>,
+}
+
+impl CpuPoseRequests<'_, '_> {
+    /// `(pose, normals)`: whether `entity` is to be posed on the CPU, and with normals.
+    pub(crate) fn of(&self, entity: Entity) -> (bool, bool) {
+        let normals = nearest(entity, &self.normals, &self.parents).is_some();
+        let pose = normals
+            || nearest(entity, &self.pose, &self.parents).is_some()
+            || nearest(entity, &self.picking, &self.parents).is_some();
+        (pose, normals)
+    }
+}
+
+impl TryFrom<skinblend::Method> for SkinningMethod {
+    type Error = ();
+    fn try_from(method: skinblend::Method) -> Result<Self, ()> {
+        SkinningMethod::ALL
+            .into_iter()
+            .find(|m| m.core() == method)
+            .ok_or(())
+    }
+}

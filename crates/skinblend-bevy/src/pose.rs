@@ -8,15 +8,18 @@ use bevy::prelude::*;
 use skinblend::glam::{Mat4 as CoreMat4, Vec3 as CoreVec3};
 use skinblend::{prepare, PreparedPalette, RunOptions, SkinError, SkinMesh, SkinOutputs};
 
+use crate::joint_bounds::JointBounds;
 use crate::SkinningMethod;
 
 /// A skinned mesh entity's vertices as skinblend poses them on the CPU this frame: in the mesh
 /// entity's local space (multiply by its `GlobalTransform` for world space), the same vertices
 /// the GPU draws (the same palette, the same method; GPU and CPU agree within f32 rounding).
 ///
-/// The plugin keeps it on every mesh entity it skins and refreshes it each frame in
-/// `PostUpdate` (in [`crate::SkinblendSystems::Pose`]), after transforms propagate and before
-/// visibility is checked. Normals are posed only under a [`crate::CpuPoseNormals`].
+/// The plugin keeps it on the skinned mesh entities that ask for a CPU pose ([`crate::CpuPose`],
+/// [`crate::CpuPoseNormals`] or [`crate::PosedPicking`] on the entity or above it) and refreshes
+/// it each frame in `PostUpdate` (in [`crate::SkinblendSystems::Pose`]), after transforms
+/// propagate and before visibility is checked; the entity's `Aabb` is then these positions'
+/// bounds. Normals are posed only under a [`crate::CpuPoseNormals`].
 #[derive(Component, Debug, Clone, Default)]
 pub struct PosedMesh {
     pub(crate) positions: Vec<CoreVec3>,
@@ -99,6 +102,8 @@ pub(crate) struct SkinState {
     /// The bind pose and influences (centers of rotation once known: NaN until then, so CoR
     /// poses those vertices by DQS, as the GPU does without the center attribute).
     pub cpu: Arc<SkinMesh<'static>>,
+    /// The bind-space boxes of `cpu` for bounds from joints.
+    pub joint_bounds: Arc<JointBounds>,
 }
 
 impl SkinState {
@@ -107,6 +112,7 @@ impl SkinState {
         joints: Vec<Entity>,
         inverse_bindposes: &[Mat4],
         cpu: Arc<SkinMesh<'static>>,
+        joint_bounds: Arc<JointBounds>,
     ) -> Self {
         let joint_from_bind: Vec<CoreMat4> = inverse_bindposes
             .iter()
@@ -130,7 +136,14 @@ impl SkinState {
             joint_centers,
             prepared: None,
             cpu,
+            joint_bounds,
         }
+    }
+
+    /// This frame's bounds from the joints for `method` (mesh-local), without posing a vertex;
+    /// `None` where they do not hold this frame (see `joint_bounds`).
+    pub fn bounds_from_joints(&self, method: SkinningMethod) -> Option<Aabb> {
+        self.joint_bounds.bounds(&self.mesh_from_bind, method)
     }
 
     /// Sets this frame's skin matrices from the joints' and the mesh's world transforms
@@ -203,8 +216,8 @@ impl SkinState {
 
 /// Poses `mesh` under `prepared` into `posed`'s buffers (resized to the mesh once), on the
 /// calling thread (Bevy's task pool parallelizes over entities); normals only when `normals`
-/// and the mesh has them. Allocates only when the vertex count or the request changes. The plugin's CPU pose, as a
-/// function: tests call it with the palettes `skinblend pose` uses.
+/// and the mesh has them. Allocates only when the vertex count or the request changes. The
+/// plugin's CPU pose, as a function: tests call it with the palettes `skinblend pose` uses.
 ///
 /// # Errors
 /// The core's ([`SkinMesh::skin_into`]).

@@ -7,7 +7,7 @@ mod support;
 
 use bevy::prelude::*;
 use serde_json::json;
-use skinblend_bevy::{CpuPoseNormals, PosedMesh, SkinblendSkinned, SkinningMethod};
+use skinblend_bevy::{SkinblendSkinned, SkinningMethod};
 use support::{capture, step};
 
 /// Joints in the skin (Bevy's `MAX_JOINTS` is 256).
@@ -198,29 +198,7 @@ fn eight_influences_300_joints_gpu_equals_cpu() {
         DirectionalLight::default(),
         Transform::from_xyz(1.0, 2.0, 4.0).looking_at(Vec3::ZERO, Vec3::Y),
     ));
-    let scene = app
-        .world()
-        .resource::<AssetServer>()
-        .load(GltfAssetLabel::Scene(0).from_asset("tube.glb"));
-    let root = app
-        .world_mut()
-        .spawn((
-            WorldAssetRoot(scene),
-            SkinningMethod::Linear,
-            CpuPoseNormals,
-        ))
-        .id();
-    for _ in 0..600 {
-        step(&mut app);
-        let world = app.world_mut();
-        if world
-            .query::<&PosedMesh>()
-            .iter(world)
-            .any(|p| p.frames_posed() >= 2)
-        {
-            break;
-        }
-    }
+    let root = support::spawn_posed_scene(&mut app, "tube.glb");
     {
         let world = app.world_mut();
         let state = world

@@ -9,7 +9,7 @@ use std::f32::consts::PI;
 
 use bevy::prelude::*;
 use skinblend::fixtures::{self, REST_RADIUS};
-use skinblend_bevy::{CpuPoseNormals, PosedMesh, SkinblendSkinned, SkinningMethod};
+use skinblend_bevy::{SkinblendSkinned, SkinningMethod};
 use support::{capture, step, Frame};
 
 /// Image size, pixels.
@@ -88,10 +88,6 @@ fn scene(shadow_plane: bool) -> Option<Scene> {
         Vec3::new(0.0, 1.0, 0.0),
         VIEW_M,
     );
-    let scene = app
-        .world()
-        .resource::<AssetServer>()
-        .load(GltfAssetLabel::Scene(0).from_asset("twist.glb"));
     app.world_mut().spawn((
         DirectionalLight {
             shadow_maps_enabled: shadow_plane,
@@ -114,26 +110,7 @@ fn scene(shadow_plane: bool) -> Option<Scene> {
             Transform::from_xyz(0.0, 1.0, -0.8),
         ));
     }
-    let root = app
-        .world_mut()
-        .spawn((
-            WorldAssetRoot(scene),
-            SkinningMethod::Linear,
-            CpuPoseNormals,
-        ))
-        .id();
-    // Load, spawn the scene, take the mesh over and pose it (a few frames, bounded).
-    for _ in 0..600 {
-        step(&mut app);
-        let posed = app
-            .world_mut()
-            .query::<&PosedMesh>()
-            .iter(app.world())
-            .any(|p| p.frames_posed() >= 2);
-        if posed {
-            break;
-        }
-    }
+    let root = support::spawn_posed_scene(&mut app, "twist.glb");
     Some(Scene {
         app,
         target,

@@ -1,8 +1,7 @@
 // skinblend-bevy: one vertex skinned in mesh space by the method the pipeline was specialized
 // for, with skinblend's WGSL library (`skinning.wgsl`, `linear.wgsl`, `dual_quat.wgsl`,
 // `center_of_rotation.wgsl`, included before this file with the three palettes declared in the
-// material's bind group). Shared by the main pass (`main_pass.wgsl`) and the prepass and shadow
-// pass (`prepass.wgsl`).
+// material's bind group), used by `vertex.wgsl` in every pass.
 //
 // Shader defs (set by `SkinblendExtension::specialize`):
 //   SKINBLEND_LINEAR | SKINBLEND_DUAL_QUATERNION | SKINBLEND_CENTER_OF_ROTATION  the method;
@@ -21,6 +20,35 @@ struct SkinblendInfluences {
     joints1: vec4<u32>,
     weights1: vec4<f32>,
     center: vec4<f32>,
+}
+
+// skinblend's vertex attributes (locations 10 to 14, laid out by
+// `SkinblendExtension::specialize`): the second parameter of both vertex entry points.
+struct SkinblendAttributes {
+    @location(10) joints0: vec4<u32>,
+    @location(11) weights0: vec4<f32>,
+#ifdef SKINBLEND_EIGHT_INFLUENCES
+    @location(12) joints1: vec4<u32>,
+    @location(13) weights1: vec4<f32>,
+#endif
+#ifdef SKINBLEND_ROTATION_CENTERS
+    @location(14) center: vec4<f32>,
+#endif
+}
+
+// The vertex's influences, its joints offset by `base` (the entity's `MeshTag`) into the
+// palette; without a second set its weights are 0, without a center its w is 0 (DQS).
+fn skinblend_influences(attributes: SkinblendAttributes, base: u32) -> SkinblendInfluences {
+    let offset = vec4<u32>(base);
+    var influences = SkinblendInfluences(attributes.joints0 + offset, attributes.weights0, offset, vec4<f32>(0.0), vec4<f32>(0.0));
+#ifdef SKINBLEND_EIGHT_INFLUENCES
+    influences.joints1 = attributes.joints1 + offset;
+    influences.weights1 = attributes.weights1;
+#endif
+#ifdef SKINBLEND_ROTATION_CENTERS
+    influences.center = attributes.center;
+#endif
+    return influences;
 }
 
 // The smallest normal f32: a weight sum below it is an unweighted vertex, as on the CPU.
@@ -83,22 +111,29 @@ fn skinblend_linear_blend(influences: SkinblendInfluences) -> SkinAffine {
 }
 #endif
 
-#ifdef SKINBLEND_DUAL_QUATERNION
-// DQS: the blended dual quaternion and residual.
-fn skinblend_dual_quat_blend(influences: SkinblendInfluences) -> SkinDualQuatBlend {
-#ifdef SKINBLEND_EIGHT_INFLUENCES
+// DQS and CoR over eight influences: the blended dual quaternion and residual of the method's
+// palette entries (CoR's caller then places the blend about the vertex's center). An
+// unweighted vertex (sum below the smallest normal f32) gets the identity.
+fn skinblend_dual_quat_blend8(influences: SkinblendInfluences, summary: SkinblendWeightSummary) -> SkinDualQuatBlend {
     var blend = skin_dual_quat_begin();
-    let summary = skinblend_summary8(influences);
     if !(summary.sum >= SKINBLEND_MIN_WEIGHT_SUM) {
         blend.real = vec4<f32>(0.0, 0.0, 0.0, 1.0);
         return blend;
     }
     let pivot_joint = skinblend_joint(influences, summary.pivot);
+#ifdef SKINBLEND_CENTER_OF_ROTATION
+    let pivot_real = skin_cor_palette[pivot_joint].dual_quat.real;
+#else
     let pivot_real = skin_dual_quat_palette[pivot_joint].real;
+#endif
     for (var slot = 0u; slot < 8u; slot += 1u) {
         let weight = skinblend_weight(influences, slot);
         if weight > 0.0 {
+#ifdef SKINBLEND_CENTER_OF_ROTATION
+            skin_cor_add(&blend, skinblend_joint(influences, slot), weight, pivot_real, slot == summary.pivot);
+#else
             skin_dual_quat_add(&blend, skinblend_joint(influences, slot), weight, pivot_real, slot == summary.pivot);
+#endif
         }
     }
     if blend.has_residual {
@@ -106,12 +141,27 @@ fn skinblend_dual_quat_blend(influences: SkinblendInfluences) -> SkinDualQuatBle
         for (var slot = 0u; slot < 8u; slot += 1u) {
             let weight = skinblend_weight(influences, slot);
             if weight > 0.0 {
+#ifdef SKINBLEND_CENTER_OF_ROTATION
+                skin_cor_add_residual(&blend, skinblend_joint(influences, slot), weight * scale);
+#else
                 skin_dual_quat_add_residual(&blend, skinblend_joint(influences, slot), weight * scale);
+#endif
             }
         }
     }
+#ifdef SKINBLEND_CENTER_OF_ROTATION
+    skin_cor_finish(&blend, pivot_joint);
+#else
     skin_dual_quat_finish(&blend, pivot_joint);
+#endif
     return blend;
+}
+
+#ifdef SKINBLEND_DUAL_QUATERNION
+// DQS: the blended dual quaternion and residual.
+fn skinblend_dual_quat_blend(influences: SkinblendInfluences) -> SkinDualQuatBlend {
+#ifdef SKINBLEND_EIGHT_INFLUENCES
+    return skinblend_dual_quat_blend8(influences, skinblend_summary8(influences));
 #else
     return skin_dual_quat_blend4(influences.joints0, influences.weights0);
 #endif
@@ -122,31 +172,10 @@ fn skinblend_dual_quat_blend(influences: SkinblendInfluences) -> SkinDualQuatBle
 // CoR: the DQS rotation about the vertex's center, placed where LBS sends the center.
 fn skinblend_cor_blend(influences: SkinblendInfluences) -> SkinDualQuatBlend {
 #ifdef SKINBLEND_EIGHT_INFLUENCES
-    var blend = skin_dual_quat_begin();
     let summary = skinblend_summary8(influences);
-    if !(summary.sum >= SKINBLEND_MIN_WEIGHT_SUM) {
-        blend.real = vec4<f32>(0.0, 0.0, 0.0, 1.0);
-        return blend;
-    }
-    let pivot_joint = skinblend_joint(influences, summary.pivot);
-    let pivot_real = skin_cor_palette[pivot_joint].dual_quat.real;
-    for (var slot = 0u; slot < 8u; slot += 1u) {
-        let weight = skinblend_weight(influences, slot);
-        if weight > 0.0 {
-            skin_cor_add(&blend, skinblend_joint(influences, slot), weight, pivot_real, slot == summary.pivot);
-        }
-    }
-    let scale = 1.0 / summary.sum;
-    if blend.has_residual {
-        for (var slot = 0u; slot < 8u; slot += 1u) {
-            let weight = skinblend_weight(influences, slot);
-            if weight > 0.0 {
-                skin_cor_add_residual(&blend, skinblend_joint(influences, slot), weight * scale);
-            }
-        }
-    }
-    skin_cor_finish(&blend, pivot_joint);
-    if influences.center.w != 0.0 {
+    var blend = skinblend_dual_quat_blend8(influences, summary);
+    if summary.sum >= SKINBLEND_MIN_WEIGHT_SUM && influences.center.w != 0.0 {
+        let scale = 1.0 / summary.sum;
         var linear = skin_affine_zero();
         for (var slot = 0u; slot < 8u; slot += 1u) {
             let weight = skinblend_weight(influences, slot);

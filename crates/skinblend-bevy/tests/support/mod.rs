@@ -1,12 +1,13 @@
-//! A headless Bevy app for the plugin's rendering tests: Bevy's own plugins without a window,
-//! pipelines compiled synchronously, an image render target, frames stepped by the test, and
-//! screenshots read back into memory. Skips (or fails under `SKINBLEND_REQUIRE_GPU=1`) where
-//! there is no Vulkan adapter.
+//! Headless Bevy apps for the plugin's tests: Bevy's own plugins without a window, with a
+//! renderer (pipelines compiled synchronously, an image render target, frames stepped by the
+//! test, screenshots read back into memory; skips, or fails under `SKINBLEND_REQUIRE_GPU=1`,
+//! where there is no Vulkan adapter) or without one (the plugin's CPU side).
 #![allow(dead_code)]
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use bevy::app::PluginGroupBuilder;
 use bevy::asset::RenderAssetUsages;
 use bevy::camera::RenderTarget;
 use bevy::core_pipeline::tonemapping::Tonemapping;
@@ -16,12 +17,13 @@ use bevy::render::render_resource::{
     Extent3d, PollType, TextureDimension, TextureFormat, TextureUsages,
 };
 use bevy::render::renderer::RenderDevice;
+use bevy::render::settings::WgpuSettings;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::render::RenderPlugin;
 use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
 use skinblend_bevy::{
-    PosedMesh, SkinblendMaterial, SkinblendPlugin, SkinblendSkinned, SkinningMethod,
+    CpuPoseNormals, PosedMesh, SkinblendMaterial, SkinblendPlugin, SkinblendSkinned, SkinningMethod,
 };
 
 /// Whether a Vulkan adapter is there; skips the calling test (or fails it where the GPU is
@@ -40,30 +42,98 @@ pub fn has_gpu() -> bool {
     }
 }
 
-/// A headless app over `assets` (the asset folder), with the plugin, stepped by [`step`].
-pub fn app(assets: &Path) -> App {
+/// Bevy's default plugins for a test: no window, assets from `assets`; with `renderer`, pipelines
+/// compiled synchronously (a Vulkan adapter is needed: see [`has_gpu`]), else no renderer at
+/// all (Bevy's `WgpuSettings { backends: None }`: the plugin's CPU side only).
+pub fn test_plugins(assets: &Path, renderer: bool) -> PluginGroupBuilder {
+    let render = if renderer {
+        RenderPlugin {
+            synchronous_pipeline_compilation: true,
+            ..default()
+        }
+    } else {
+        RenderPlugin {
+            render_creation: WgpuSettings {
+                backends: None,
+                ..default()
+            }
+            .into(),
+            ..default()
+        }
+    };
+    DefaultPlugins
+        .set(WindowPlugin {
+            primary_window: None,
+            exit_condition: ExitCondition::DontExit,
+            ..default()
+        })
+        .set(render)
+        .set(AssetPlugin {
+            file_path: assets.display().to_string(),
+            ..default()
+        })
+        .disable::<WinitPlugin>()
+}
+
+/// An app of `plugins` with the plugin, finished and ready to step.
+pub fn app_with(plugins: PluginGroupBuilder) -> App {
     let mut app = App::new();
-    app.add_plugins(
-        DefaultPlugins
-            .set(WindowPlugin {
-                primary_window: None,
-                exit_condition: ExitCondition::DontExit,
-                ..default()
-            })
-            .set(RenderPlugin {
-                synchronous_pipeline_compilation: true,
-                ..default()
-            })
-            .set(AssetPlugin {
-                file_path: assets.display().to_string(),
-                ..default()
-            })
-            .disable::<WinitPlugin>(),
-    )
-    .add_plugins(SkinblendPlugin);
+    app.add_plugins(plugins).add_plugins(SkinblendPlugin);
     app.finish();
     app.cleanup();
     app
+}
+
+/// A headless app over `assets` (the asset folder) that renders, with the plugin, stepped by
+/// [`step`].
+pub fn app(assets: &Path) -> App {
+    app_with(test_plugins(assets, true))
+}
+
+/// A headless app over `assets` without a renderer, with the plugin.
+pub fn app_without_renderer(assets: &Path) -> App {
+    app_with(test_plugins(assets, false))
+}
+
+/// Updates `app` until `done` (at most 2,000 frames); false when it never was.
+pub fn step_until(app: &mut App, mut done: impl FnMut(&mut App) -> bool) -> bool {
+    for _ in 0..2000 {
+        app.update();
+        if done(app) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Spawns the scene of `file` (in the app's asset folder) with `SkinningMethod::Linear` and
+/// `CpuPoseNormals`, and steps (at most 600 frames) until the plugin has posed it twice;
+/// returns the scene's root.
+pub fn spawn_posed_scene(app: &mut App, file: &str) -> Entity {
+    let scene = app
+        .world()
+        .resource::<AssetServer>()
+        .load(GltfAssetLabel::Scene(0).from_asset(file.to_owned()));
+    let root = app
+        .world_mut()
+        .spawn((
+            WorldAssetRoot(scene),
+            SkinningMethod::Linear,
+            CpuPoseNormals,
+        ))
+        .id();
+    for _ in 0..600 {
+        step(app);
+        let world = app.world_mut();
+        if world
+            .query::<&PosedMesh>()
+            .iter(world)
+            .any(|p| p.frames_posed() >= 2)
+        {
+            break;
+        }
+    }
+    root
 }
 
 /// One frame, then waits for the GPU.

@@ -1,0 +1,135 @@
+//! What the plugin makes once and shares ([`SkinblendCache`]): each source mesh made ready
+//! (render mesh, CPU mesh, centers of rotation), the plugin's materials, and the three palette
+//! buffers every skinned entity's joints are uploaded into.
+
+use std::sync::Arc;
+
+use bevy::asset::AssetId;
+use bevy::platform::collections::{HashMap, HashSet};
+use bevy::prelude::*;
+use bevy::render::storage::ShaderBuffer;
+use bevy::tasks::Task;
+use skinblend::glam::Vec3 as CoreVec3;
+use skinblend::SkinMesh;
+
+use crate::joint_bounds::JointBounds;
+use crate::material::{SkinblendExtension, SkinblendMaterial};
+use crate::SkinningMethod;
+
+/// The centers of rotation of one mesh.
+pub(crate) enum Centers {
+    /// Known (from the file or computed): the CPU mesh and render mesh have them.
+    Ready,
+    /// Not asked for yet (no entity of this mesh uses CoR).
+    NotRequested,
+    /// Being computed on the async compute pool.
+    Computing(Task<Result<Vec<CoreVec3>, skinblend::SkinError>>),
+    /// The computation failed (logged once); CoR skins this mesh as DQS.
+    Failed,
+}
+
+/// One source mesh made ready (shared by every entity that draws it).
+pub(crate) struct CachedMesh {
+    pub(crate) render_mesh: Handle<Mesh>,
+    pub(crate) cpu: Arc<SkinMesh<'static>>,
+    /// `cpu`'s boxes for bounds from joints (made again when the centers arrive).
+    pub(crate) joint_bounds: Arc<JointBounds>,
+    pub(crate) triangles: Arc<Vec<[u32; 3]>>,
+    pub(crate) centers: Centers,
+}
+
+/// Source meshes made ready, materials made, and the three palette buffers.
+#[derive(Resource)]
+pub(crate) struct SkinblendCache {
+    pub(crate) meshes: HashMap<AssetId<Mesh>, CachedMesh>,
+    pub(crate) refused: HashSet<Entity>,
+    /// An entity under a method waits for its assets: scan again next frame.
+    pub(crate) waiting: bool,
+    pub(crate) materials:
+        HashMap<(AssetId<StandardMaterial>, SkinningMethod), Handle<SkinblendMaterial>>,
+    pub(crate) palettes: [Handle<ShaderBuffer>; 3],
+    /// Joints each palette buffer holds room for (at least 1).
+    pub(crate) capacity_joints: [usize; 3],
+    pub(crate) bytes: [Vec<u8>; 3],
+}
+
+/// Bytes per joint of each method's GPU entry (in [`SkinningMethod::ALL`]'s order).
+pub(crate) const JOINT_BYTES: [usize; 3] = [
+    size_of::<skinblend_gpu::GpuLinearJoint>(),
+    size_of::<skinblend_gpu::GpuDualQuatJoint>(),
+    size_of::<skinblend_gpu::GpuCorJoint>(),
+];
+
+/// The starting capacity of each palette buffer, in joints (grown by doubling).
+const INITIAL_CAPACITY_JOINTS: usize = 1024;
+
+/// The index of `method`'s palette buffer and entry size (its place in [`SkinningMethod::ALL`]).
+pub(crate) fn method_index(method: SkinningMethod) -> usize {
+    match method {
+        SkinningMethod::Linear => 0,
+        SkinningMethod::DualQuaternion => 1,
+        SkinningMethod::CenterOfRotation => 2,
+    }
+}
+
+impl FromWorld for SkinblendCache {
+    fn from_world(world: &mut World) -> Self {
+        let mut buffers = world.resource_mut::<Assets<ShaderBuffer>>();
+        let mut palette = |i: usize| {
+            let bytes = vec![0u8; INITIAL_CAPACITY_JOINTS * JOINT_BYTES[i]];
+            buffers.add(ShaderBuffer::new(
+                &bytes,
+                bevy::asset::RenderAssetUsages::RENDER_WORLD
+                    | bevy::asset::RenderAssetUsages::MAIN_WORLD,
+            ))
+        };
+        let palettes = [palette(0), palette(1), palette(2)];
+        Self {
+            meshes: HashMap::default(),
+            refused: HashSet::default(),
+            waiting: false,
+            materials: HashMap::default(),
+            palettes,
+            capacity_joints: [INITIAL_CAPACITY_JOINTS; 3],
+            bytes: [Vec::new(), Vec::new(), Vec::new()],
+        }
+    }
+}
+
+/// The plugin's material for `base` skinned by `method`, made once per pair.
+pub(crate) fn material_for(
+    cache: &mut HashMap<(AssetId<StandardMaterial>, SkinningMethod), Handle<SkinblendMaterial>>,
+    palettes: &[Handle<ShaderBuffer>; 3],
+    materials: &mut Assets<SkinblendMaterial>,
+    standard_materials: &Assets<StandardMaterial>,
+    base: &Handle<StandardMaterial>,
+    method: SkinningMethod,
+) -> Option<Handle<SkinblendMaterial>> {
+    if let Some(handle) = cache.get(&(base.id(), method)) {
+        return Some(handle.clone());
+    }
+    let base_material = standard_materials.get(base)?.clone();
+    let handle = materials.add(SkinblendMaterial {
+        base: base_material,
+        extension: SkinblendExtension {
+            linear_palette: palettes[0].clone(),
+            dual_quat_palette: palettes[1].clone(),
+            cor_palette: palettes[2].clone(),
+            method,
+        },
+    });
+    cache.insert((base.id(), method), handle.clone());
+    Some(handle)
+}
+
+/// The CPU mesh with every center "none" (NaN): CoR poses it as DQS until the centers are known.
+pub(crate) fn with_no_centers(cpu: &Arc<SkinMesh<'static>>) -> Arc<SkinMesh<'static>> {
+    let n = cpu.vertex_count();
+    match (**cpu)
+        .clone()
+        .with_rotation_centers(vec![skinblend::cor::NO_ROTATION_CENTER; n])
+    {
+        Ok(mesh) => Arc::new(mesh),
+        Err(_) => cpu.clone(),
+    }
+}

@@ -1,0 +1,186 @@
+//! What the plugin refuses, as a user meets it: a skinned mesh beyond a limit stays with Bevy's
+//! own skinning, with one logged warning that names the entity and the limit, and nothing
+//! panics. No GPU needed (Bevy's renderer is off); the warnings are read from Bevy's log
+//! through a tracing layer.
+
+mod support;
+
+use std::sync::Mutex;
+
+use bevy::asset::RenderAssetUsages;
+use bevy::log::tracing::field::{Field, Visit};
+use bevy::log::tracing::{Event, Level, Subscriber};
+use bevy::log::tracing_subscriber::layer::{Context, Layer};
+use bevy::log::{BoxedLayer, LogPlugin};
+use bevy::mesh::morph::MorphAttributes;
+use bevy::mesh::skinning::{SkinnedMesh, SkinnedMeshInverseBindposes};
+use bevy::mesh::{Indices, PrimitiveTopology};
+use bevy::prelude::*;
+use skinblend_bevy::{SkinblendSkinned, SkinningMethod};
+
+/// Every warning logged in this process, as its message.
+static WARNINGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Records the message of each WARN event into [`WARNINGS`].
+struct WarningRecorder;
+
+impl<S: Subscriber> Layer<S> for WarningRecorder {
+    fn on_event(&self, event: &Event<'_>, _context: Context<'_, S>) {
+        if *event.metadata().level() != Level::WARN {
+            return;
+        }
+        let mut message = Message(String::new());
+        event.record(&mut message);
+        if let Ok(mut warnings) = WARNINGS.lock() {
+            warnings.push(message.0);
+        }
+    }
+}
+
+struct Message(String);
+
+impl Visit for Message {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
+        }
+    }
+}
+
+fn recorder(_app: &mut App) -> Option<BoxedLayer> {
+    Some(Box::new(WarningRecorder))
+}
+
+/// A skinned triangle: three vertices on joint `joint` (weight 1).
+fn triangle(joint: u16) -> Mesh {
+    Mesh::new(
+        PrimitiveTopology::TriangleList,
+        RenderAssetUsages::default(),
+    )
+    .with_inserted_attribute(
+        Mesh::ATTRIBUTE_POSITION,
+        vec![[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+    )
+    .with_inserted_attribute(
+        Mesh::ATTRIBUTE_JOINT_INDEX,
+        bevy::mesh::VertexAttributeValues::Uint16x4(vec![[joint, 0, 0, 0]; 3]),
+    )
+    .with_inserted_attribute(
+        Mesh::ATTRIBUTE_JOINT_WEIGHT,
+        vec![[1.0f32, 0.0, 0.0, 0.0]; 3],
+    )
+    .with_inserted_indices(Indices::U16(vec![0, 1, 2]))
+}
+
+/// Spawns a skinned entity under `SkinningMethod::DualQuaternion`: `mesh` on `joints` new
+/// joint entities, with `inverse_bind_matrices` of them, and a `StandardMaterial` or none.
+fn spawn_skinned(
+    app: &mut App,
+    mesh: Mesh,
+    joints: usize,
+    inverse_bind_matrices: usize,
+    standard_material: bool,
+) -> Entity {
+    let world = app.world_mut();
+    let mesh = world.resource_mut::<Assets<Mesh>>().add(mesh);
+    let inverse_bindposes = world
+        .resource_mut::<Assets<SkinnedMeshInverseBindposes>>()
+        .add(SkinnedMeshInverseBindposes::from(vec![
+            Mat4::IDENTITY;
+            inverse_bind_matrices
+        ]));
+    let joints: Vec<Entity> = world
+        .spawn_batch(std::iter::repeat_n(Transform::default(), joints))
+        .collect();
+    let mut entity = world.spawn((
+        Mesh3d(mesh),
+        SkinnedMesh {
+            inverse_bindposes,
+            joints,
+        },
+        SkinningMethod::DualQuaternion,
+        Transform::default(),
+    ));
+    if standard_material {
+        let material = StandardMaterial::default();
+        let handle = entity.world_scope(|world| {
+            world
+                .resource_mut::<Assets<StandardMaterial>>()
+                .add(material)
+        });
+        entity.insert(MeshMaterial3d(handle));
+    }
+    entity.id()
+}
+
+/// The refusals a user can meet, each left to Bevy with one warning naming the entity and the
+/// limit (however many frames pass), while a good mesh beside them is skinned.
+fn refused_meshes_warn_once_and_stay_with_bevy() {
+    let folder = std::env::temp_dir();
+    let mut app = support::app_with(support::test_plugins(&folder, false).set(LogPlugin {
+        custom_layer: recorder,
+        ..default()
+    }));
+    let mut morphed = triangle(0);
+    morphed.set_morph_targets(vec![MorphAttributes::default(); 3]);
+    // (entity, what the warning must say besides the entity)
+    let cases = [
+        (
+            spawn_skinned(&mut app, triangle(0), 65_536, 65_536, true),
+            "its skin has 65536 joints, the limit is 65535",
+        ),
+        (
+            spawn_skinned(&mut app, triangle(0), 2, 2, false),
+            "its material is not a StandardMaterial",
+        ),
+        (
+            spawn_skinned(&mut app, triangle(0), 2, 1, true),
+            "1 inverse bind matrices for 2 joints",
+        ),
+        (
+            spawn_skinned(&mut app, triangle(5), 2, 2, true),
+            "joint index 5 is out of range (joint count 2)",
+        ),
+        (
+            spawn_skinned(&mut app, morphed, 2, 2, true),
+            "morph targets",
+        ),
+    ];
+    let accepted = spawn_skinned(&mut app, triangle(1), 2, 2, true);
+    for _ in 0..10 {
+        app.update();
+    }
+    let warnings = WARNINGS.lock().expect("warnings").clone();
+    for (entity, limit) in cases {
+        let named = format!("entity {entity} ");
+        let about: Vec<&String> = warnings.iter().filter(|w| w.contains(&named)).collect();
+        assert_eq!(
+            about.len(),
+            1,
+            "entity {entity}: one warning expected, got {about:?}"
+        );
+        assert!(
+            about[0].contains(limit),
+            "entity {entity}: the warning {:?} does not say {limit:?}",
+            about[0]
+        );
+        let world = app.world();
+        assert!(
+            world.get::<SkinnedMesh>(entity).is_some()
+                && world.get::<SkinblendSkinned>(entity).is_none(),
+            "entity {entity} was not left to Bevy's skinning"
+        );
+    }
+    assert!(
+        app.world().get::<SkinblendSkinned>(accepted).is_some(),
+        "the good mesh beside them was not skinned"
+    );
+    assert!(
+        !warnings
+            .iter()
+            .any(|w| w.contains(&format!("entity {accepted} "))),
+        "a warning about the good mesh: {warnings:?}"
+    );
+}
+
+skinblend_testkit::test_main!(refused_meshes_warn_once_and_stay_with_bevy);
