@@ -5,34 +5,22 @@
 //! ```text
 //! cargo run -p skinblend-bevy --example compare                      # the twist rig
 //! cargo run -p skinblend-bevy --example compare -- ../shared/models/Fox/Fox.glb
-//! cargo run -p skinblend-bevy --example compare -- --crowd 1000 FILE  # 1,000 copies, DQS
-//! cargo run -p skinblend-bevy --example compare -- --crowd 1000 --bevy FILE  # Bevy's LBS
 //! ```
 //!
-//! `--crowd N` lays out N copies with DQS (or, with `--bevy`, Bevy's own skinning) and prints
-//! every 120 frames the mean frame time and the CPU time of the plugin's systems per frame
-//! (the `SkinblendSystems` sets: take-over, palettes, CPU poses, bounds, upload). `--headless`
-//! renders into an image instead of a window (for machines without a display) and
-//! `--frames N` stops after N frames.
+//! `--headless` renders into an image instead of a window (for machines without a display) and
+//! `--frames N` stops after N frames. Many characters and their cost: the `crowd` example.
+
+mod support;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
-use bevy::app::ScheduleRunnerPlugin;
-use bevy::asset::RenderAssetUsages;
-use bevy::camera::RenderTarget;
 use bevy::prelude::*;
-use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat, TextureUsages};
-use bevy::window::ExitCondition;
-use bevy::winit::WinitPlugin;
-use skinblend_bevy::{SkinblendPlugin, SkinblendSystems, SkinningMethod};
+use skinblend_bevy::{SkinblendPlugin, SkinningMethod};
 
 /// What the command line asked for.
 #[derive(Resource, Debug, Clone)]
 struct Options {
     file: PathBuf,
-    crowd: Option<usize>,
-    bevy_skinning: bool,
     headless: bool,
     frames: Option<u64>,
 }
@@ -40,8 +28,6 @@ struct Options {
 fn parse() -> Result<Options, String> {
     let mut options = Options {
         file: PathBuf::new(),
-        crowd: None,
-        bevy_skinning: false,
         headless: false,
         frames: None,
     };
@@ -49,11 +35,6 @@ fn parse() -> Result<Options, String> {
     let mut file = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--crowd" => {
-                let n = args.next().ok_or("--crowd needs a count")?;
-                options.crowd = Some(n.parse().map_err(|_| format!("--crowd {n}: not a count"))?);
-            }
-            "--bevy" => options.bevy_skinning = true,
             "--headless" => options.headless = true,
             "--frames" => {
                 let n = args.next().ok_or("--frames needs a count")?;
@@ -90,45 +71,20 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    let file = options
-        .file
-        .canonicalize()
-        .unwrap_or_else(|_| options.file.clone());
-    let (folder, name) = match (file.parent(), file.file_name()) {
-        (Some(folder), Some(name)) => (folder.to_path_buf(), name.to_string_lossy().into_owned()),
-        _ => {
-            eprintln!("compare: {} is not a file", file.display());
+    let (folder, name) = match support::folder_and_name(&options.file) {
+        Ok(found) => found,
+        Err(message) => {
+            eprintln!("compare: {message}");
             return std::process::ExitCode::from(2);
         }
     };
-    let mut app = App::new();
-    let asset_plugin = AssetPlugin {
-        file_path: folder.display().to_string(),
-        ..default()
-    };
-    if options.headless {
-        app.add_plugins(
-            DefaultPlugins
-                .set(asset_plugin)
-                .set(WindowPlugin {
-                    primary_window: None,
-                    exit_condition: ExitCondition::DontExit,
-                    ..default()
-                })
-                .disable::<WinitPlugin>(),
-        )
-        .add_plugins(ScheduleRunnerPlugin::run_loop(Duration::ZERO));
-    } else {
-        app.add_plugins(DefaultPlugins.set(asset_plugin));
-    }
+    let mut app = support::app(folder, options.headless);
     app.add_plugins(SkinblendPlugin)
         .insert_resource(SceneFile(name))
         .insert_resource(options)
-        .init_resource::<Timing>()
+        .init_resource::<FrameCount>()
         .add_systems(Startup, setup)
-        .add_systems(Update, (start_animations, keys, report))
-        .add_systems(PostUpdate, start_timer.before(SkinblendSystems::Attach))
-        .add_systems(PostUpdate, stop_timer.after(SkinblendSystems::Pose));
+        .add_systems(Update, (start_animations, keys, stop_after_frames));
     app.run();
     std::process::ExitCode::SUCCESS
 }
@@ -145,15 +101,9 @@ struct Animations {
     playing: usize,
 }
 
-/// The plugin's CPU time per frame, summed over a report period.
+/// Frames run so far (for `--frames`).
 #[derive(Resource, Default)]
-struct Timing {
-    start: Option<Instant>,
-    plugin: Duration,
-    frames: u32,
-    period_start: Option<Instant>,
-    total_frames: u64,
-}
+struct FrameCount(u64);
 
 /// Marks a copy of the scene (for the method key).
 #[derive(Component)]
@@ -174,41 +124,18 @@ fn setup(
         playing: 0,
     });
     let spacing_m = 2.0;
-    let (copies, extent_m): (Vec<(Vec3, Option<SkinningMethod>)>, f32) = match options.crowd {
-        None => (
-            SkinningMethod::ALL
-                .iter()
-                .enumerate()
-                .map(|(i, &m)| (Vec3::X * (i as f32 - 1.0) * spacing_m, Some(m)))
-                .collect(),
-            3.0 * spacing_m,
-        ),
-        Some(n) => {
-            let side = (n as f32).sqrt().ceil().max(1.0) as usize;
-            let method = (!options.bevy_skinning).then_some(SkinningMethod::DualQuaternion);
-            (
-                (0..n)
-                    .map(|i| {
-                        let (x, z) = ((i % side) as f32, (i / side) as f32);
-                        (
-                            Vec3::new(x - side as f32 / 2.0, 0.0, -z) * spacing_m,
-                            method,
-                        )
-                    })
-                    .collect(),
-                side as f32 * spacing_m,
-            )
-        }
-    };
+    let extent_m = 3.0 * spacing_m;
+    let copies = SkinningMethod::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| (Vec3::X * (i as f32 - 1.0) * spacing_m, m));
     for (position, method) in copies {
-        let mut copy = commands.spawn((
+        commands.spawn((
             WorldAssetRoot(scene.clone()),
             Transform::from_translation(position),
             Copy,
+            method,
         ));
-        if let Some(method) = method {
-            copy.insert(method);
-        }
     }
     println!("left to right: LBS, DQS, CoR (Space: next animation, M: cycle methods)");
     commands.spawn((
@@ -224,18 +151,7 @@ fn setup(
             .looking_at(Vec3::new(0.0, 0.8, 0.0), Vec3::Y),
     ));
     if options.headless {
-        let mut target = Image::new_uninit(
-            Extent3d {
-                width: 640,
-                height: 360,
-                depth_or_array_layers: 1,
-            },
-            TextureDimension::D2,
-            TextureFormat::Rgba8UnormSrgb,
-            RenderAssetUsages::RENDER_WORLD,
-        );
-        target.texture_descriptor.usage |= TextureUsages::RENDER_ATTACHMENT;
-        camera.insert(RenderTarget::Image(images.add(target).into()));
+        camera.insert(support::image_target(&mut images));
     }
 }
 
@@ -302,39 +218,14 @@ fn keys(
     }
 }
 
-fn start_timer(mut timing: ResMut<Timing>) {
-    timing.start = Some(Instant::now());
-}
-
-fn stop_timer(mut timing: ResMut<Timing>) {
-    if let Some(start) = timing.start.take() {
-        timing.plugin += start.elapsed();
-    }
-}
-
-/// Every 120 frames: the mean frame time and the plugin's CPU time per frame.
-fn report(mut timing: ResMut<Timing>, options: Res<Options>, mut exit: MessageWriter<AppExit>) {
-    let now = Instant::now();
-    let start = *timing.period_start.get_or_insert(now);
-    timing.frames += 1;
-    timing.total_frames += 1;
-    if timing.frames == 120 {
-        let frame_ms = now.duration_since(start).as_secs_f64() * 1e3 / 120.0;
-        let plugin_ms = timing.plugin.as_secs_f64() * 1e3 / 120.0;
-        let who = if options.bevy_skinning {
-            "Bevy's skinning"
-        } else {
-            "skinblend DQS"
-        };
-        println!(
-            "{who}, {} copies: frame {frame_ms:.2} ms, skinblend systems {plugin_ms:.3} ms per frame",
-            options.crowd.unwrap_or(3)
-        );
-        timing.frames = 0;
-        timing.plugin = Duration::ZERO;
-        timing.period_start = Some(now);
-    }
-    if options.frames.is_some_and(|n| timing.total_frames >= n) {
+/// Stops the app after `--frames` frames.
+fn stop_after_frames(
+    mut count: ResMut<FrameCount>,
+    options: Res<Options>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    count.0 += 1;
+    if options.frames.is_some_and(|n| count.0 >= n) {
         exit.write(AppExit::Success);
     }
 }
