@@ -267,3 +267,81 @@ impl JointBounds {
         union
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skinblend::cor::{rotation_centers, CorOptions};
+    use skinblend::{fixtures, prepare, RunOptions};
+
+    /// Angles each fixture is posed at, degrees: rest to the 180° the candy wrapper needs.
+    const ANGLES_DEG: [f32; 7] = [0.0, 30.0, 60.0, 90.0, 120.0, 150.0, 180.0];
+
+    fn inside(bounds: &Aabb, p: CoreVec3) -> bool {
+        let p = bevy::math::Vec3A::from_array(p.to_array());
+        p.cmpge(bounds.min()).all() && p.cmple(bounds.max()).all()
+    }
+
+    /// skinblend's built-in rigs (twist, bend, shear cap) posed by the core's kernels with each
+    /// method from rest to 180°: the bounds from joints contain every vertex (where they hold:
+    /// the shear cap's sheared joint has none for DQS and CoR), and for DQS the LBS union alone
+    /// would not (the reach term is needed: DQS keeps the volume LBS loses).
+    #[test]
+    fn bounds_contain_the_kernels_pose_on_the_built_in_rigs() {
+        let mut lbs_union_missed_dqs = false;
+        for fixture in fixtures::all() {
+            let plain = SkinMesh::new(fixture.positions.clone(), fixture.influences.clone())
+                .expect("fixture mesh");
+            let centers = rotation_centers(
+                &fixture.positions,
+                &fixture.triangles,
+                &fixture.influences,
+                &CorOptions::default(),
+            )
+            .expect("centers")
+            .centers;
+            let with_centers = plain
+                .clone()
+                .with_rotation_centers(centers)
+                .expect("centers fit");
+            for method in SkinningMethod::ALL {
+                let mesh = if method == SkinningMethod::CenterOfRotation {
+                    &with_centers
+                } else {
+                    &plain
+                };
+                let joint_bounds = JointBounds::new(mesh);
+                for angle_deg in ANGLES_DEG {
+                    let palette = fixture.palette(angle_deg);
+                    let prepared = prepare(&palette, Some(&fixture.joint_centers), method.core())
+                        .expect("prepare");
+                    let posed = mesh.skin(&prepared, RunOptions::default()).expect("skin");
+                    let label = format!("{} {method:?} at {angle_deg}°", fixture.name);
+                    let Some(bounds) = joint_bounds.bounds(&palette, method) else {
+                        assert!(
+                            method != SkinningMethod::Linear,
+                            "{label}: LBS always has bounds from joints"
+                        );
+                        continue;
+                    };
+                    for (v, &p) in posed.positions.iter().enumerate() {
+                        assert!(
+                            inside(&bounds, p),
+                            "{label}: vertex {v} at {p} outside {bounds:?}"
+                        );
+                    }
+                    if method == SkinningMethod::DualQuaternion {
+                        if let Some(lbs) = joint_bounds.bounds(&palette, SkinningMethod::Linear) {
+                            lbs_union_missed_dqs |=
+                                posed.positions.iter().any(|&p| !inside(&lbs, p));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            lbs_union_missed_dqs,
+            "the LBS union held every DQS pose: the test does not show the reach term is needed"
+        );
+    }
+}
