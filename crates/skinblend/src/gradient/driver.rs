@@ -309,6 +309,7 @@ pub fn backward<T: Real>(
     let chunk = rig.chunk_len();
     let starts: Vec<usize> = (0..n).step_by(chunk.max(1)).collect();
     let want_palette = grads.palettes.is_some();
+    let want_weights = grads.weights.is_some();
     // Per chunk: the joints' accumulators, and its vertices' and weights' gradients (V × len × 3,
     // W × len × K), copied into place after.
     let pieces = map_items(starts.clone(), |first| {
@@ -322,7 +323,14 @@ pub fn backward<T: Real>(
             }
         ];
         let mut gv = vec![T::ZERO; rig.vertex_batch * len * 3];
-        let mut gw = vec![T::ZERO; rig.weight_batch * len * k];
+        let mut gw = vec![
+            T::ZERO;
+            if want_weights {
+                rig.weight_batch * len * k
+            } else {
+                0
+            }
+        ];
         for b in 0..batch {
             let pb = if rig.palette_batch == 1 { 0 } else { b };
             let joints = &parts[pb];
@@ -345,7 +353,7 @@ pub fn backward<T: Real>(
                     g,
                     Sink {
                         gp: &mut gp,
-                        gw: &mut gw[w_at..w_at + k],
+                        gw: want_weights.then(|| &mut gw[w_at..w_at + k]),
                         joints: &mut acc[acc_at..acc_at + j * JOINT_GRADS],
                     },
                 );

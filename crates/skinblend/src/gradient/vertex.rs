@@ -25,7 +25,8 @@ pub(crate) struct Vertex<'a, T> {
 /// What a backward adds into.
 pub(crate) struct Sink<'a, T> {
     pub gp: &'a mut V3<T>,
-    pub gw: &'a mut [T],
+    /// `None` where the weights' gradient is not wanted (its terms are skipped).
+    pub gw: Option<&'a mut [T]>,
     pub joints: &'a mut [T],
 }
 
@@ -125,7 +126,7 @@ fn linear_backward<T: Real>(
     s: T,
     x: V3<T>,
     g: V3<T>,
-    sink: Sink<'_, T>,
+    mut sink: Sink<'_, T>,
 ) {
     let blended = linear(joints, v, s);
     let out = transform(&blended, x);
@@ -133,7 +134,9 @@ fn linear_backward<T: Real>(
     for (slot, (&j, &w)) in v.joints.iter().zip(v.weights).enumerate() {
         let m = &joints[usize::from(j)].m;
         // d out / d w = s (M x − out): the renormalization included (right derivative at 0).
-        sink.gw[slot] += s * dot(g, sub(transform(m, x), out));
+        if let Some(gw) = sink.gw.as_deref_mut() {
+            gw[slot] += s * dot(g, sub(transform(m, x), out));
+        }
         if w > T::ZERO {
             let at = usize::from(j) * JOINT_GRADS + G_MATRIX;
             add_outer(&mut sink.joints[at..at + 12], g, x, w * s);
@@ -226,17 +229,19 @@ impl<T: Real> DqBlend<T> {
         v: &Vertex<'_, T>,
         x: V3<T>,
         gx: V3<T>,
-        gw: &mut [T],
+        mut gw: Option<&mut [T]>,
         grads: &mut [T],
     ) -> V3<T> {
         let s = self.s;
         let Some(blended) = &self.residual else {
             // Every positive-weight joint is rigid; a zero-weight slot of a non-rigid joint
             // still has its right derivative.
-            for (slot, &j) in v.joints.iter().enumerate() {
-                let joint = &joints[usize::from(j)];
-                if !joint.rigid {
-                    gw[slot] += s * dot(gx, sub(transform(&joint.residual, x), x));
+            if let Some(gw) = gw {
+                for (slot, &j) in v.joints.iter().enumerate() {
+                    let joint = &joints[usize::from(j)];
+                    if !joint.rigid {
+                        gw[slot] += s * dot(gx, sub(transform(&joint.residual, x), x));
+                    }
                 }
             }
             return gx;
@@ -244,7 +249,9 @@ impl<T: Real> DqBlend<T> {
         let image = transform(blended, x);
         for (slot, (&j, &w)) in v.joints.iter().zip(v.weights).enumerate() {
             let joint = &joints[usize::from(j)];
-            gw[slot] += s * dot(gx, sub(transform(&joint.residual, x), image));
+            if let Some(gw) = gw.as_deref_mut() {
+                gw[slot] += s * dot(gx, sub(transform(&joint.residual, x), image));
+            }
             if w > T::ZERO && !joint.rigid {
                 let at = usize::from(j) * JOINT_GRADS + G_RESIDUAL;
                 add_outer(&mut grads[at..at + 12], gx, x, w * s);
@@ -261,7 +268,7 @@ impl<T: Real> DqBlend<T> {
         v: &Vertex<'_, T>,
         gr: Q<T>,
         ge: Q<T>,
-        gw: &mut [T],
+        mut gw: Option<&mut [T]>,
         grads: &mut [T],
     ) {
         if self.fallback {
@@ -286,7 +293,9 @@ impl<T: Real> DqBlend<T> {
             } else {
                 T::ONE
             };
-            gw[slot] += sign * (dot4(joint.real, g_real) + dot4(joint.dual, g_dual));
+            if let Some(gw) = gw.as_deref_mut() {
+                gw[slot] += sign * (dot4(joint.real, g_real) + dot4(joint.dual, g_dual));
+            }
             if w > T::ZERO {
                 let at = usize::from(j) * JOINT_GRADS;
                 let signed = sign * w;
@@ -344,8 +353,9 @@ fn dq_backward<T: Real>(
     let b = DqBlend::of(joints, v, s);
     let p1 = b.apply(v.p);
     let (gr, ge, gp1) = dq_point_backward(b.r, b.e, p1, g);
-    b.blend_backward(joints, v, gr, ge, sink.gw, sink.joints);
-    let gp = b.apply_backward(joints, v, v.p, gp1, sink.gw, sink.joints);
+    let mut gw = sink.gw;
+    b.blend_backward(joints, v, gr, ge, gw.as_deref_mut(), sink.joints);
+    let gp = b.apply_backward(joints, v, v.p, gp1, gw, sink.joints);
     *sink.gp = add(*sink.gp, gp);
 }
 
@@ -361,7 +371,8 @@ fn cor_backward<T: Real>(
     let x = sub(b.apply(v.p), b.apply(c));
     let zero = [T::ZERO; 4];
     let (gr, _, gx) = dq_point_backward(b.r, zero, x, g);
-    b.blend_backward(joints, v, gr, zero, sink.gw, sink.joints);
+    let mut gw = sink.gw;
+    b.blend_backward(joints, v, gr, zero, gw.as_deref_mut(), sink.joints);
     // The center is held fixed: its gradient is dropped.
     let mut center_gradient = [T::ZERO; 3];
     linear_backward(
@@ -372,11 +383,11 @@ fn cor_backward<T: Real>(
         g,
         Sink {
             gp: &mut center_gradient,
-            gw: sink.gw,
+            gw: gw.as_deref_mut(),
             joints: sink.joints,
         },
     );
-    let gp = b.apply_backward(joints, v, v.p, gx, sink.gw, sink.joints);
-    let _ = b.apply_backward(joints, v, c, scale(gx, -T::ONE), sink.gw, sink.joints);
+    let gp = b.apply_backward(joints, v, v.p, gx, gw.as_deref_mut(), sink.joints);
+    let _ = b.apply_backward(joints, v, c, scale(gx, -T::ONE), gw, sink.joints);
     *sink.gp = add(*sink.gp, gp);
 }
