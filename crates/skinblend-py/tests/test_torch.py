@@ -114,7 +114,12 @@ def gradients(rig: Dict[str, torch.Tensor], method: str, seed: int) -> Tuple[tor
     out = run({**rig, **leaves}, method)
     g = torch.Generator().manual_seed(seed)
     (out * torch.rand(out.shape, generator=g, dtype=torch.float64).to(out.dtype)).sum().backward()
-    return (out,) + tuple(leaves[name].grad for name in ("palette", "vertices", "weights"))  # type: ignore[misc]
+    result = [out]
+    for name in ("palette", "vertices", "weights"):
+        grad = leaves[name].grad
+        assert grad is not None
+        result.append(grad)
+    return tuple(result)
 
 
 @pytest.mark.parametrize("method", ["linear", "dq", "cor"])
@@ -219,8 +224,9 @@ def test_gradients_flow_to_a_pose_through_forward_kinematics() -> None:
 def test_errors_name_the_argument() -> None:
     rig = random_rig((), seed=1, dtype=torch.float32)
     v, p, j, w = rig["vertices"], rig["palette"], rig["joints"], rig["weights"]
+    not_a_tensor: Any = v.numpy()
     cases = [
-        (TypeError, "vertices", lambda: skin(v.numpy(), p, j, w)),  # type: ignore[arg-type]
+        (TypeError, "vertices", lambda: skin(not_a_tensor, p, j, w)),
         (TypeError, "palette", lambda: skin(v, p.int(), j, w)),
         (TypeError, "weights", lambda: skin(v, p, j, w.double())),
         (TypeError, "joints", lambda: skin(v, p, j.float(), w)),
