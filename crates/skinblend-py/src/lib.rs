@@ -16,6 +16,7 @@
 
 mod convert;
 mod functions;
+mod gradients;
 mod model;
 mod skinner;
 
@@ -27,6 +28,7 @@ use functions::{
     benchmark_mesh, candy_wrapper_radius, dense_to_sparse, displacement, edge_ratios,
     evidence_rows, fixture_palette, fixtures, rotation_centers, volume_ratio,
 };
+use gradients::{batched_skin, batched_skin_backward};
 use model::{NativeModel, NativePose};
 use skinner::{skin_once, NativeSkinner};
 
@@ -70,5 +72,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(method_names, m)?)?;
     m.add_function(wrap_pyfunction!(benchmark_mesh, m)?)?;
     m.add_function(wrap_pyfunction!(simd_backend, m)?)?;
+    m.add_function(wrap_pyfunction!(batched_skin, m)?)?;
+    m.add_function(wrap_pyfunction!(batched_skin_backward, m)?)?;
     Ok(())
 }

@@ -1,6 +1,6 @@
 """The package's annotations hold where users meet them: mypy (its settings in pyproject.toml)
 accepts the package, these tests and every Python example of README.md and docs/python.md, so
-an example that calls the API wrongly, or an annotation that does not match the code, fails.
+an example (and examples/, bench_torch.py) that calls the API wrongly, or an annotation that does not match the code, fails.
 
 Needs mypy (CI installs it); outside CI a missing mypy skips, under CI=true it fails."""
 
@@ -16,7 +16,7 @@ from conftest import REPOSITORY, _missing
 
 PACKAGE = REPOSITORY / "crates" / "skinblend-py"
 #: The documents whose ```python blocks are checked.
-DOCUMENTS = [REPOSITORY / "README.md", REPOSITORY / "docs" / "python.md"]
+DOCUMENTS = [REPOSITORY / "README.md", REPOSITORY / "docs" / "python.md", REPOSITORY / "docs" / "torch.md"]
 
 
 def python_examples() -> list[str]:
@@ -43,7 +43,8 @@ def test_mypy_accepts_the_package_the_tests_and_the_documented_examples(tmp_path
     run = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", str(PACKAGE / "pyproject.toml"),
          "--cache-dir", str(tmp_path / "mypy-cache"), str(PACKAGE / "python" / "skinblend"),
-         str(PACKAGE / "tests"), *files],
+         str(PACKAGE / "tests"), str(PACKAGE / "examples"), str(PACKAGE / "bench" / "bench_torch.py"),
+         *files],
         env={**os.environ, "MYPYPATH": str(PACKAGE / "python")},
         capture_output=True,
         text=True,

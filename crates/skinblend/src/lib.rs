@@ -52,6 +52,7 @@ mod dual_quat;
 mod error;
 pub mod evidence;
 pub mod fixtures;
+pub mod gradient;
 mod influence_tables;
 mod influences;
 mod input;

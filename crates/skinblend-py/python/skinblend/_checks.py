@@ -16,6 +16,19 @@ METHODS: Tuple[Method, ...] = cast(Tuple[Method, ...], tuple(_native.method_name
 #: The most threads a ``threads=`` argument may ask for (see ``skinblend.MAX_THREADS``).
 MAX_THREADS: int = _native.MAX_THREADS
 
+def _array(name: str, value: Any) -> np.ndarray:
+    """``value`` as a numpy array: a DLPack producer (a torch tensor, a JAX or CuPy array on
+    the CPU, ...) read in place through ``numpy.from_dlpack``, anything else by ``asarray``."""
+    if isinstance(value, np.ndarray) or not hasattr(value, "__dlpack__"):
+        return np.asarray(value)
+    try:
+        return np.from_dlpack(value)
+    except (TypeError, ValueError, RuntimeError, BufferError) as error:
+        raise ValueError(
+            f"{name}: could not read it through DLPack ({error}); numpy reads CPU memory only"
+        ) from None
+
+
 def _floats(name: str, value: Any, shape: Tuple[Optional[int], ...], shape_text: str) -> F32:
     if (
         type(value) is np.ndarray
@@ -26,7 +39,7 @@ def _floats(name: str, value: Any, shape: Tuple[Optional[int], ...], shape_text:
         # The common case, per frame: used in place after the shape check alone.
         _check_shape(name, value, shape, shape_text)
         return value
-    array = np.asarray(value)
+    array = _array(name, value)
     if array.dtype.kind != "f":
         raise ValueError(
             f"{name}: expected a float array of shape {shape_text}, got dtype {array.dtype}"
@@ -60,7 +73,7 @@ def _influences(
     if joints is None:
         dense = _floats("weights", weights, (n, None), f"({n}, J) (dense, joints=None)")
         return _dense_to_sparse(dense)
-    joints_array = np.asarray(joints)
+    joints_array = _array("joints", joints)
     if joints_array.dtype.kind not in "iu":
         raise ValueError(
             f"joints: expected an integer array of shape ({n}, K), got dtype {joints_array.dtype}"
@@ -114,7 +127,7 @@ def _out(name: str, out: Any, shape: Tuple[int, ...]) -> F32:
 
 
 def _triangles(name: str, triangles: ArrayLike) -> npt.NDArray[np.uint32]:
-    array = np.asarray(triangles)
+    array = _array(name, triangles)
     if array.dtype.kind not in "iu":
         raise ValueError(f"{name}: expected an integer array of shape (T, 3), got dtype {array.dtype}")
     _check_shape(name, array, (None, 3), "(T, 3)")

@@ -120,3 +120,28 @@ def method_names() -> List[str]: ...
 def benchmark_mesh(vertex_count: int, influences_per_vertex: int, joint_count: int, seed: int) -> Dict[str, Any]: ...
 def simd_backend() -> Optional[str]: ...
 def full_validations() -> int: ...
+
+_Floats = Union[npt.NDArray[np.float32], npt.NDArray[np.float64]]
+
+def batched_skin(
+    method: str,
+    palettes: _Floats,
+    vertices: _Floats,
+    joints: npt.NDArray[np.uint16],
+    weights: _Floats,
+    bind_origins: Optional[_Floats],
+    centers: Optional[_Floats],
+    threads: Optional[int],
+) -> _Floats: ...
+def batched_skin_backward(
+    method: str,
+    palettes: _Floats,
+    vertices: _Floats,
+    joints: npt.NDArray[np.uint16],
+    weights: _Floats,
+    bind_origins: Optional[_Floats],
+    centers: Optional[_Floats],
+    grad_output: _Floats,
+    wants: Tuple[bool, bool, bool],
+    threads: Optional[int],
+) -> Tuple[Optional[_Floats], Optional[_Floats], Optional[_Floats]]: ...

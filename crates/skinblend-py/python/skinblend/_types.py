@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 from os import PathLike
-from typing import Dict, Literal, Union
+from typing import Any, Dict, Literal, Protocol, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
 
 #: A float32 array (every output, and every float input once converted).
 F32 = npt.NDArray[np.float32]
-#: Anything numpy turns into an array: a numpy array, a list, a DLPack-free buffer.
-ArrayLike = npt.ArrayLike
+
+
+class SupportsDLPack(Protocol):
+    """A DLPack producer (a torch tensor, a JAX or CuPy array...): read through
+    ``numpy.from_dlpack``, in place where it lives in CPU memory."""
+
+    def __dlpack__(self, **kwargs: Any) -> Any: ...
+
+    def __dlpack_device__(self) -> Tuple[int, int]: ...
+
+
+#: Anything numpy turns into an array: a numpy array, a list, a buffer, a DLPack producer.
+ArrayLike = Union[npt.ArrayLike, SupportsDLPack]
 #: A skinning method: ``"linear"`` (LBS), ``"dq"`` (dual quaternions), ``"cor"`` (centers of
 #: rotation).
 Method = Literal["linear", "dq", "cor"]
