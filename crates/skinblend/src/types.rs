@@ -66,6 +66,17 @@ impl Method {
         }
     }
 
+    /// The label pictures, tables and plots show: `"LBS"`, `"DQS"`, `"CoR"` or `"Blend"`.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Method::Linear => "LBS",
+            Method::DualQuaternion => "DQS",
+            Method::CenterOfRotation => "CoR",
+            Method::Blended => "Blend",
+        }
+    }
+
     /// The names of [`Method::ALL`], in order.
     #[must_use]
     pub fn names() -> [&'static str; 4] {

@@ -11,7 +11,6 @@ use skinblend::Method;
 use skinblend_gltf::Model;
 use skinblend_gpu::gpu_rotation_centers;
 use skinblend_report::compare::{self, CompareOptions};
-use skinblend_report::evidence::method_label;
 
 use crate::output::one_line;
 
@@ -142,7 +141,7 @@ fn metrics_json(
     methods: &[Method],
     frames: &[compare::FrameMetrics],
 ) -> Result<String> {
-    let labels: Vec<&str> = methods.iter().map(|&m| method_label(m)).collect();
+    let labels: Vec<&str> = methods.iter().map(|&m| m.label()).collect();
     let pairs: Vec<Value> = frames.first().map_or_else(Vec::new, |f| {
         f.max_displacement
             .iter()

@@ -9,7 +9,7 @@ use skinblend::{CpuBackend, Method};
 use skinblend_gltf::{Model, SceneOptions, SceneSkinner};
 use skinblend_report::color::{self, ColorMap};
 use skinblend_report::compare;
-use skinblend_report::evidence::{area_change_map, method_label};
+use skinblend_report::evidence::area_change_map;
 
 use super::primitives::ViewPrimitive;
 
@@ -104,7 +104,7 @@ impl ColorSkinners {
                     .fold(compare::AGREEMENT_SHARE as f32, |a, &b| a.max(b));
                 let label = format!(
                     "distance from the {} result, % of the bounding-box diagonal",
-                    method_label(methods[0])
+                    methods[0].label()
                 );
                 (values, ColorMap::sequential(high, &label, 100.0))
             }
