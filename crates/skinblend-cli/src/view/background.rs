@@ -50,11 +50,12 @@ pub fn start(
     model: &'static Model,
     shown: String,
     methods: Vec<Method>,
+    dq_blend: Option<f32>,
     parts: Vec<(usize, usize)>,
     state: Arc<Mutex<Background>>,
 ) {
     std::thread::spawn(move || {
-        let result = background(model, &shown, &methods, &parts, &state);
+        let result = background(model, &shown, (&methods, dq_blend), &parts, &state);
         let mut state = lock(&state);
         state.stage = None;
         if let Err(error) = result {
@@ -76,7 +77,7 @@ fn set_progress(state: &Mutex<Background>, stage: &str, done: usize, total: usiz
 fn background(
     model: &'static Model,
     shown: &str,
-    methods: &[Method],
+    (methods, dq_blend): (&[Method], Option<f32>),
     parts: &[(usize, usize)],
     state: &Mutex<Background>,
 ) -> Result<()> {
@@ -116,6 +117,7 @@ fn background(
             animation: Some(a.to_string()),
             frames: METRIC_FRAMES,
             methods: methods.to_vec(),
+            dq_blend,
             ..CompareOptions::default()
         };
         let stage = format!(

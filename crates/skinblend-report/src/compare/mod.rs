@@ -99,6 +99,16 @@ pub fn write_model_report(
         pairs,
         frames,
     } = measure(model, source, options, progress)?;
+    let resolved;
+    let options = if options.methods.is_empty() {
+        resolved = CompareOptions {
+            methods: model.skinnable_methods(options.dq_blend),
+            ..options.clone()
+        };
+        &resolved
+    } else {
+        options
+    };
     let clip = &model.animations()[animation];
     let shown = source;
     let largest = frames
