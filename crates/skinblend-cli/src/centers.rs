@@ -54,7 +54,7 @@ pub fn run(file: &Path, sigma: f32, epsilon: f32, output: &Path) -> Result<()> {
     if summary.is_empty() {
         anyhow::bail!("{}: no skinned mesh to compute centers for", file.display());
     }
-    export::write_rotation_centers(&model, output)?;
+    export::write_skinning_attributes(&model, output)?;
     let vertices: usize = summary.iter().map(|s| s.vertices).sum();
     let without: usize = summary.iter().map(|s| s.vertices_without_center).sum();
     eprintln!(

@@ -6,7 +6,6 @@ use std::io::Write;
 
 use anyhow::Result;
 use skinblend::evidence::{self, EvidenceRow, ReferenceComparison};
-use skinblend::Method;
 
 use crate::gpu;
 
@@ -227,11 +226,7 @@ fn evidence_table_narrow(rows: &[EvidenceRow]) -> String {
             (r.fixture.to_owned(), format!("{}°", r.angle_deg))
         };
         previous = Some(key);
-        let method = match r.method {
-            Method::Linear => "LBS",
-            Method::DualQuaternion => "DQS",
-            Method::CenterOfRotation => "CoR",
-        };
+        let method = r.method.label();
         text.push_str(&format!(
             "{:<12}  {:>5}  {:<3}  {:>6}  {:>17}  {:>6}  {:>14}  {:>5.3}  {:>5.3}  {}/{}/{}\n",
             fixture,

@@ -2,6 +2,7 @@
 
 mod bench;
 mod centers;
+mod dq_blend;
 mod evidence;
 mod gpu;
 mod gpu_bench;
@@ -70,6 +71,8 @@ enum Command {
         /// The folder to write the report into (created if missing).
         #[arg(short, long, visible_alias = "out", value_name = "DIR")]
         output: std::path::PathBuf,
+        #[command(flatten)]
+        blend: dq_blend::BlendArgs,
     },
     /// Describe a glTF 2.0 file: scenes, meshes, skins (joints, influences, non-rigid joints),
     /// animations, and what the loader repaired.
@@ -122,6 +125,8 @@ enum Command {
         /// Skin on the GPU (skinblend-gpu, Vulkan; every method).
         #[arg(long)]
         gpu: bool,
+        #[command(flatten)]
+        blend: dq_blend::BlendArgs,
         /// Print the diagnostics of every pose (per node and primitive) as JSON on stdout.
         #[arg(long)]
         json: bool,
@@ -149,6 +154,23 @@ enum Command {
         /// ε of the subdivision: the largest weight difference along a sub-triangle's edge.
         #[arg(long, default_value_t = skinblend::cor::DEFAULT_SUBDIVISION_EPSILON)]
         epsilon: f32,
+    },
+    /// Write a copy of a glTF file whose skinned meshes carry the blend values of the blended
+    /// method (0 = LBS, 1 = DQS) as the vertex attribute _SKINBLEND_DQ_BLEND, from a joint rule:
+    /// each vertex takes as much DQS as its weights put on the named joints. `pose --method
+    /// blended`, `compare` and `view` then use them.
+    #[command(
+        after_help = "Example:\n  skinblend dq-blend fox.glb --dq-joints b_Neck_04,b_Head_05 -o fox-blend.glb"
+    )]
+    DqBlend {
+        /// The .gltf or .glb file.
+        file: std::path::PathBuf,
+        /// The joints (node names, comma-separated) whose influence becomes DQS.
+        #[arg(long, value_name = "NAMES", value_delimiter = ',', required = true)]
+        dq_joints: Vec<String>,
+        /// Output file: .glb or .gltf (the input, everything kept, plus the blend values).
+        #[arg(short, long, visible_alias = "out")]
+        output: std::path::PathBuf,
     },
     /// Measure skinning speed (million vertices per second) for every method, attribute set,
     /// influence count, mesh size and backend (scalar, SIMD, all cores), beside the memory floor
@@ -210,9 +232,12 @@ enum Command {
         /// Port on 127.0.0.1 (default 0: a free port the system picks).
         #[arg(long, default_value_t = 0)]
         port: u16,
-        /// Methods side by side, comma-separated, in order.
-        #[arg(long, value_enum, value_delimiter = ',', default_values_t = Method::ALL)]
+        /// Methods side by side, comma-separated, in order (default: every method the model can
+        /// run; blended where it has blend values, from the file or the flags below).
+        #[arg(long, value_enum, value_delimiter = ',')]
         method: Vec<Method>,
+        #[command(flatten)]
+        blend: dq_blend::BlendArgs,
         /// Print the URL only; do not open a browser (one is never opened under CI or, on
         /// Linux, without a display).
         #[arg(long)]
@@ -250,7 +275,13 @@ fn main() -> ExitCode {
             animation,
             frames,
             output,
-        } => report::compare(&file, animation, frames as usize, &output),
+            blend,
+        } => report::compare(&file, animation, frames as usize, &blend, &output),
+        Command::DqBlend {
+            file,
+            dq_joints,
+            output,
+        } => dq_blend::run(&file, &dq_joints, &output),
         Command::Info { file, json } => info::run(&file, json),
         Command::Centers {
             file,
@@ -268,6 +299,7 @@ fn main() -> ExitCode {
             method,
             output,
             gpu,
+            blend,
             json,
         } => {
             let when = if rest {
@@ -287,6 +319,7 @@ fn main() -> ExitCode {
                 method,
                 output: &output,
                 gpu,
+                blend: &blend,
                 json,
             })
         }
@@ -295,11 +328,13 @@ fn main() -> ExitCode {
             file,
             port,
             method,
+            blend,
             no_open,
         } => view::run(&view::ViewRequest {
             file: &file,
             port,
             methods: method,
+            blend: &blend,
             open: !no_open,
         }),
         Command::Shaders {

@@ -80,6 +80,8 @@ pub struct Request<'a> {
     pub when: When,
     /// The skinning method.
     pub method: Method,
+    /// Where blended's blend values come from, beside the file's.
+    pub blend: &'a crate::dq_blend::BlendArgs,
     /// The output file, or a `{frame}` template for [`When::Frames`].
     pub output: &'a Path,
     /// Skin on the GPU.
@@ -117,7 +119,8 @@ pub fn run(request: &Request) -> Result<()> {
     }
 
     let context = || file.display().to_string();
-    let model = Model::open(file).with_context(context)?;
+    let mut model = Model::open(file).with_context(context)?;
+    let dq_blend = request.blend.apply(&mut model).with_context(context)?;
     let animation = match (request.when, request.animation) {
         (When::Rest, _) => None,
         (_, Some(name)) => Some(model.find_animation(name).with_context(context)?),
@@ -159,7 +162,10 @@ pub fn run(request: &Request) -> Result<()> {
         }],
     };
 
-    let options = SceneOptions::with_method(method);
+    let options = SceneOptions {
+        dq_blend,
+        ..SceneOptions::with_method(method)
+    };
     let bar = if jobs.len() > 1 {
         let bar = ProgressBar::new(jobs.len() as u64);
         bar.set_style(

@@ -24,12 +24,22 @@ pub fn evidence(out: &Path) -> Result<()> {
 }
 
 /// Writes the comparison report of `file` over an animation into `out`, showing progress.
-pub fn compare(file: &Path, animation: Option<String>, frames: usize, out: &Path) -> Result<()> {
+pub fn compare(
+    file: &Path,
+    animation: Option<String>,
+    frames: usize,
+    blend: &crate::dq_blend::BlendArgs,
+    out: &Path,
+) -> Result<()> {
     crate::output::refuse_input_in_report(file, out)?;
     let start = Instant::now();
+    let context = || file.display().to_string();
+    let mut model = skinblend_gltf::Model::open(file).with_context(context)?;
+    let dq_blend = blend.apply(&mut model).with_context(context)?;
     let options = CompareOptions {
         animation,
         frames,
+        dq_blend,
         ..CompareOptions::default()
     };
     let bar = ProgressBar::new(0);
@@ -48,7 +58,8 @@ pub fn compare(file: &Path, animation: Option<String>, frames: usize, out: &Path
         bar.set_length(p.total as u64);
         bar.set_position(p.done as u64);
     };
-    let result = compare::write_report(file, &options, out, &mut on_progress);
+    let shown = file.display().to_string();
+    let result = compare::write_model_report(&model, &shown, &options, out, &mut on_progress);
     bar.finish_and_clear();
     let summary = result.with_context(|| format!("comparing methods on {}", file.display()))?;
     eprintln!(

@@ -35,8 +35,10 @@ pub struct ViewRequest<'a> {
     pub file: &'a Path,
     /// The port on 127.0.0.1 (0: a free one the system picks).
     pub port: u16,
-    /// The methods side by side, in order.
+    /// The methods side by side, in order (empty: every method the model can run).
     pub methods: Vec<Method>,
+    /// Where blended's blend values come from, beside the file's.
+    pub blend: &'a crate::dq_blend::BlendArgs,
     /// Whether to try to open a browser (never under `CI`, nor without a display on Linux).
     pub open: bool,
 }
@@ -45,11 +47,17 @@ pub struct ViewRequest<'a> {
 /// and exit 1) and serves it until Ctrl-C.
 pub fn run(request: &ViewRequest<'_>) -> Result<()> {
     let context = || request.file.display().to_string();
-    let model = Model::open(request.file).with_context(context)?;
+    let mut model = Model::open(request.file).with_context(context)?;
+    let dq_blend = request.blend.apply(&mut model).with_context(context)?;
+    let methods = if request.methods.is_empty() {
+        model.skinnable_methods(dq_blend)
+    } else {
+        request.methods.clone()
+    };
     let shown = request.file.display().to_string();
     // The server lives until the process ends; the model is shared by the request loop and the
     // background computation without copies.
     let model: &'static Model = Box::leak(Box::new(model));
-    let viewer = viewer::Viewer::new(model, &shown, &request.methods).with_context(context)?;
+    let viewer = viewer::Viewer::new(model, &shown, &methods, dq_blend).with_context(context)?;
     server::serve(viewer, request.port, request.open)
 }

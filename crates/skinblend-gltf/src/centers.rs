@@ -44,7 +44,7 @@ pub struct PrimitiveCenters {
 impl Model {
     /// Computes the centers of rotation of every primitive with influences of every mesh a
     /// skinned node shows, and keeps them in [`Primitive::rotation_centers`] (replacing any
-    /// the file carried), so that CoR skinning and [`crate::export::write_rotation_centers`]
+    /// the file carried), so that CoR skinning and [`crate::export::write_skinning_attributes`]
     /// use them. `progress(done, total, stage)` counts primitives and reports each one's
     /// stages.
     ///

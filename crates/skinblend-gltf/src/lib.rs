@@ -25,6 +25,7 @@ pub mod accessor;
 mod centers;
 pub mod conformance;
 mod container;
+mod dq_blend;
 mod error;
 pub mod export;
 pub mod info;
@@ -54,10 +55,12 @@ pub struct GpuDoctests;
 
 pub use centers::{primitive_rotation_centers, PrimitiveCenters};
 pub use container::MAX_FILE_BYTES;
+pub use dq_blend::PrimitiveDqBlend;
 pub use error::{GltfError, Result};
 pub use model::{
     Animation, Channel, ChannelPath, Interp, Mesh, Model, MorphTarget, Node, Primitive, Repairs,
-    Sampler, Skin, Trs, MAX_NODE_DEPTH, ROTATION_CENTER_ATTRIBUTE, SUPPORTED_REQUIRED_EXTENSIONS,
+    Sampler, Skin, Trs, DQ_BLEND_ATTRIBUTE, MAX_NODE_DEPTH, ROTATION_CENTER_ATTRIBUTE,
+    SUPPORTED_REQUIRED_EXTENSIONS,
 };
 pub use morph::morphed;
 pub use pose::{sample, Pose};

@@ -59,6 +59,9 @@ pub struct SceneOptions {
     /// Options of the centers of rotation computed for a primitive the file carries none for
     /// (CoR only; default: the paper's).
     pub centers: CorOptions,
+    /// The blend value (0 = LBS, 1 = DQS) of every vertex of a primitive the file gives no
+    /// `_SKINBLEND_DQ_BLEND` (blended only; default `None`: such a primitive is an error).
+    pub dq_blend: Option<f32>,
 }
 
 impl Default for SceneOptions {
@@ -68,6 +71,7 @@ impl Default for SceneOptions {
             normals: true,
             tangents: true,
             centers: CorOptions::default(),
+            dq_blend: None,
         }
     }
 }
@@ -252,6 +256,18 @@ impl<'m, B: SkinBackend> SceneSkinner<'m, B> {
                     }
                 }
             };
+            if options.skin.method.needs_blend_values()
+                && primitive.dq_blend.is_none()
+                && options.dq_blend.is_none()
+            {
+                return Err(GltfError::invalid(
+                    path,
+                    "the blended method needs blend values: this primitive has no \
+                     _SKINBLEND_DQ_BLEND attribute (`skinblend dq-blend` writes one) and no value \
+                     for the whole mesh was given (SceneOptions::dq_blend; on the command line \
+                     --dq-blend VALUE or --dq-joints NAMES)",
+                ));
+            }
             let mesh =
                 scene_mesh(primitive, influences, centers, &options).map_err(skin_error(&path))?;
             let loaded = backend.load_mesh(&mesh).map_err(backend_error(&path))?;
@@ -397,7 +413,7 @@ impl Model {
 }
 
 /// A primitive's bind pose as `options` asks (normals and tangents where wanted), with its
-/// centers, checked once.
+/// centers and (blended) its blend values, the file's or `options.dq_blend`, checked once.
 fn scene_mesh<'a>(
     primitive: &'a Primitive,
     influences: &'a skinblend::Influences,
@@ -410,6 +426,14 @@ fn scene_mesh<'a>(
     }
     if let Some(tangents) = primitive.tangents.as_deref().filter(|_| options.tangents) {
         mesh = mesh.with_tangents(tangents)?;
+    }
+    if options.skin.method.needs_blend_values() {
+        mesh = match (&primitive.dq_blend, options.dq_blend) {
+            (Some(values), _) => mesh.with_blend_values(&values[..])?,
+            (None, Some(value)) => mesh.with_uniform_blend_value(value)?,
+            // Refused with the primitive's path before this is called.
+            (None, None) => mesh,
+        };
     }
     match centers {
         Some(centers) => mesh.with_rotation_centers(centers),

@@ -177,7 +177,7 @@ fn centers_saved_in_the_file_load_back_exactly_and_pose_the_same() {
         );
         for extension in ["glb", "gltf"] {
             let file = out.join(format!("centers.{extension}"));
-            skinblend_gltf::export::write_rotation_centers(&model, &file).unwrap();
+            skinblend_gltf::export::write_skinning_attributes(&model, &file).unwrap();
             let loaded = Model::open(&file).unwrap();
             assert!(
                 center_bits(&loaded) == computed,
@@ -199,7 +199,7 @@ fn centers_saved_in_the_file_load_back_exactly_and_pose_the_same() {
     }
     // Not to OBJ, and a posed export drops the attribute with the skin.
     let model = Model::open(out.join("centers.glb")).unwrap();
-    assert!(skinblend_gltf::export::write_rotation_centers(&model, out.join("x.obj")).is_err());
+    assert!(skinblend_gltf::export::write_skinning_attributes(&model, out.join("x.obj")).is_err());
     let posed = model
         .skin_scene(&model.rest_pose(), &options(Method::CenterOfRotation))
         .unwrap();

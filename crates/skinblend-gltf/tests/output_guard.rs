@@ -42,8 +42,8 @@ fn assert_every_writer_refuses(model: &Model, output: &Path, input: &Path, files
     let results = [
         ("write", export::write(model, &pose, &posed, output)),
         (
-            "write_rotation_centers",
-            export::write_rotation_centers(model, output),
+            "write_skinning_attributes",
+            export::write_skinning_attributes(model, output),
         ),
         ("write_derived", export::write_derived(model, output, b"x")),
     ];

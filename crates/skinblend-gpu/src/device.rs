@@ -241,6 +241,7 @@ impl GpuSkinner {
         match method {
             Method::Linear | Method::DualQuaternion => true,
             Method::CenterOfRotation => self.center_of_rotation.is_some(),
+            Method::Blended => false,
         }
     }
 

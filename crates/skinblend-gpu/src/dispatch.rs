@@ -69,6 +69,11 @@ impl GpuSkinner {
                 }
                 pipeline
             }
+            Method::Blended => {
+                return Err(GpuError::UnsupportedMethod {
+                    method: palette.method().name().to_owned(),
+                })
+            }
         };
         mesh.scratch.fill(palette, Some(mesh.joint_count))?;
         let scope = ErrorScopes::push(&self.device);

@@ -302,7 +302,7 @@ impl NativeModel {
     /// `ValueError` when `path` is one of the model's input files.
     fn write_rotation_centers(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         let model = &self.model;
-        py.detach(|| export::write_rotation_centers(model, &path))
+        py.detach(|| export::write_skinning_attributes(model, &path))
             .map_err(|e| gltf_error(&path, e))
     }
 

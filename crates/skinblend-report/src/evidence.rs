@@ -17,16 +17,6 @@ use crate::image::{write_atomically, RgbImage};
 use crate::plot::{self, LinePlot, Marker, Series};
 use crate::render::{self, Bounds, Camera, MeshView};
 
-/// The label a method has in pictures and tables: `LBS`, `DQS` or `CoR`.
-#[must_use]
-pub fn method_label(method: Method) -> &'static str {
-    match method {
-        Method::Linear => "LBS",
-        Method::DualQuaternion => "DQS",
-        Method::CenterOfRotation => "CoR",
-    }
-}
-
 /// A method's colour (Okabe–Ito, readable by colour-blind readers) and marker in plots.
 #[must_use]
 pub fn method_style(method: Method) -> ([u8; 3], Marker) {
@@ -34,6 +24,7 @@ pub fn method_style(method: Method) -> ([u8; 3], Marker) {
         Method::Linear => ([213, 94, 0], Marker::Circle),
         Method::DualQuaternion => ([0, 114, 178], Marker::Triangle),
         Method::CenterOfRotation => ([0, 158, 115], Marker::Cross),
+        Method::Blended => ([204, 121, 167], Marker::Square),
     }
 }
 
@@ -190,9 +181,10 @@ pub fn skin_fixture(
             method.name()
         )
     };
-    let centers = match method {
-        Method::CenterOfRotation => rotation_centers,
-        Method::Linear | Method::DualQuaternion => &[],
+    let centers = if method.needs_rotation_centers() {
+        rotation_centers
+    } else {
+        &[]
     };
     let mesh = evidence::fixture_mesh(fixture, centers)
         .map_err(ReportError::skin(what()))?
@@ -270,7 +262,7 @@ fn write_report_into(dir: &Path) -> Result<Vec<PathBuf>> {
         written.push(path);
         Ok(name.to_owned())
     };
-    let labels: Vec<&str> = Method::ALL.iter().map(|&m| method_label(m)).collect();
+    let labels: Vec<&str> = Method::ALL.iter().map(|&m| m.label()).collect();
     let methods_text = labels.join(" | ");
 
     let mut render_blocks = Vec::new();
@@ -284,7 +276,7 @@ fn write_report_into(dir: &Path) -> Result<Vec<PathBuf>> {
                 .iter()
                 .map(|&m| {
                     Ok((
-                        method_label(m).to_owned(),
+                        m.label().to_owned(),
                         skin_fixture(&fixture, angle, m, &centers)?,
                     ))
                 })
@@ -397,7 +389,7 @@ fn plots() -> Result<Vec<(&'static str, LinePlot, String)>> {
                     })
                     .collect::<Result<Vec<_>>>()?;
                 Ok(Series {
-                    name: method_label(method).to_owned(),
+                    name: method.label().to_owned(),
                     color,
                     marker,
                     points,
@@ -473,7 +465,7 @@ fn evidence_table(rows: &[EvidenceRow]) -> Block {
                 vec![
                     r.fixture.to_owned(),
                     format!("{}", r.angle_deg),
-                    method_label(r.method).to_owned(),
+                    r.method.label().to_owned(),
                     format!("{:.1}", r.candy_wrapper_ratio * 100.0),
                     format!("{:.3}", r.edge_ratio.min),
                     format!("{:.3}", r.edge_ratio.mean),

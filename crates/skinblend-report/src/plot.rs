@@ -15,6 +15,8 @@ pub enum Marker {
     Triangle,
     /// A cross.
     Cross,
+    /// A filled square.
+    Square,
     /// No marker (dense series).
     None,
 }
@@ -260,6 +262,11 @@ pub fn draw(plot: &LinePlot) -> Result<RgbImage> {
                             .iter()
                             .map(|&p| Cross::new(p, 4, color.stroke_width(2))),
                     )?;
+                }
+                Marker::Square => {
+                    chart.draw_series(points.iter().map(|&p| {
+                        EmptyElement::at(p) + Rectangle::new([(-3, -3), (3, 3)], color.filled())
+                    }))?;
                 }
                 Marker::None => {}
             }

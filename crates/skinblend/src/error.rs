@@ -191,6 +191,23 @@ pub enum SkinError {
         vertex_count: usize,
     },
 
+    /// [`crate::Method::Blended`] was asked for, but the input has no blend values (see
+    /// [`crate::SkinInput::with_blend_values`]).
+    #[error("method \"blended\" needs a blend value between LBS (0) and DQS (1) for all {vertex_count} vertices, or one for the whole mesh; the input has none (SkinInput::with_blend_values)")]
+    MissingBlendValues {
+        /// The input's vertex count.
+        vertex_count: usize,
+    },
+
+    /// A blend value of [`crate::Method::Blended`] is NaN or outside `[0, 1]`.
+    #[error("blend value {value} of vertex {vertex} is not in [0, 1] (0 = LBS, 1 = DQS)")]
+    InvalidBlendValue {
+        /// The vertex (0 for a value given for the whole mesh).
+        vertex: usize,
+        /// The value found.
+        value: f32,
+    },
+
     /// A center-of-rotation precomputation option is out of range.
     #[error("center-of-rotation option {option} = {value} is out of range")]
     InvalidCorOption {

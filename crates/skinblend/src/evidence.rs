@@ -99,7 +99,9 @@ pub fn fixture_rotation_centers(fixture: &Fixture) -> Result<Vec<Vec3>, SkinErro
 
 /// The fixture as the evidence skins it: its bind-pose positions, normals and tangents and its
 /// influences, borrowed, with `rotation_centers` (one per vertex, read only by
-/// [`Method::CenterOfRotation`]; empty for none). Checks the attributes once (O(vertices)).
+/// [`Method::CenterOfRotation`]; empty for none) and its blend values
+/// ([`Fixture::dq_blend_values`], read only by [`Method::Blended`]). Checks the attributes once
+/// (O(vertices)).
 ///
 /// # Errors
 /// Those of [`SkinMesh::with_rotation_centers`] for centers that are not one per vertex; the
@@ -110,7 +112,8 @@ pub fn fixture_mesh<'f>(
 ) -> Result<SkinMesh<'f>, SkinError> {
     let mesh = SkinMesh::new(&fixture.positions[..], &fixture.influences)?
         .with_normals(&fixture.normals[..])?
-        .with_tangents(&fixture.tangents[..])?;
+        .with_tangents(&fixture.tangents[..])?
+        .with_blend_values(fixture.dq_blend_values())?;
     if rotation_centers.is_empty() {
         Ok(mesh)
     } else {
@@ -178,9 +181,10 @@ pub fn measure(
     angle_deg: f32,
     method: Method,
 ) -> Result<EvidenceRow, SkinError> {
-    let centers = match method {
-        Method::CenterOfRotation => fixture_rotation_centers(fixture)?,
-        Method::Linear | Method::DualQuaternion => Vec::new(),
+    let centers = if method.needs_rotation_centers() {
+        fixture_rotation_centers(fixture)?
+    } else {
+        Vec::new()
     };
     measure_with_centers(fixture, angle_deg, method, &centers)
 }
@@ -197,9 +201,10 @@ pub fn measure_with_centers(
     method: Method,
     rotation_centers: &[Vec3],
 ) -> Result<EvidenceRow, SkinError> {
-    let centers = match method {
-        Method::CenterOfRotation => rotation_centers,
-        Method::Linear | Method::DualQuaternion => &[],
+    let centers = if method.needs_rotation_centers() {
+        rotation_centers
+    } else {
+        &[]
     };
     let mesh = fixture_mesh(fixture, centers)?;
     let skinned = skin_fixture(&CpuBackend, &mut (), &mesh, fixture, angle_deg, method)?;

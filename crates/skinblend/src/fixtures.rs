@@ -128,6 +128,19 @@ pub fn all() -> Vec<Fixture> {
 }
 
 impl Fixture {
+    /// The blend values [`crate::Method::Blended`] skins this fixture with: DQS on the moving
+    /// joint ([`Fixture::ring_joint`]) and LBS elsewhere, by the joint rule
+    /// ([`crate::blend_values_from_joints`]): as an artist paints DQS where a joint twists.
+    /// The ring where the joints meet, weighted half and half, takes half of each.
+    #[must_use]
+    pub fn dq_blend_values(&self) -> Vec<f32> {
+        let mut dq_joints = vec![false; self.influences.joint_count()];
+        if let Some(flag) = dq_joints.get_mut(self.ring_joint) {
+            *flag = true;
+        }
+        crate::blend_values::blend_values_from_joints(&self.influences, &dq_joints)
+    }
+
     /// Each joint's world transform (`world_from_joint`) in the pose for `angle_deg`.
     ///
     /// Rotations are built from the angle in degrees in f64 (see [`rotation_about`]), so 180° is

@@ -5,6 +5,7 @@ use std::cell::Cell;
 
 use glam::{Vec3, Vec4};
 
+use crate::blend_values::{BlendValues, CheckedBlend};
 use crate::error::SkinError;
 use crate::influences::Influences;
 use crate::vertex_blocks::VertexBlocks;
@@ -39,6 +40,7 @@ pub struct SkinInput<'a> {
     tangents: Option<&'a [Vec4]>,
     influences: &'a Influences,
     rotation_centers: Option<&'a [Vec3]>,
+    blend: Option<CheckedBlend<'a>>,
     vertex_blocks: Option<&'a VertexBlocks>,
 }
 
@@ -70,6 +72,7 @@ impl<'a> SkinInput<'a> {
             tangents,
             influences,
             rotation_centers: None,
+            blend: None,
             vertex_blocks: None,
         })
     }
@@ -91,6 +94,22 @@ impl<'a> SkinInput<'a> {
         })
     }
 
+    /// Adds the blend values [`crate::Method::Blended`] needs (other methods ignore them): one
+    /// per vertex ([`BlendValues::PerVertex`]) or one for the mesh ([`BlendValues::Uniform`]),
+    /// each in `[0, 1]` (0 = LBS, 1 = DQS). O(vertices) once; allocates nothing.
+    ///
+    /// # Errors
+    /// [`SkinError::AttributeLength`] (`"blend_values"`) for a count other than the vertex
+    /// count, [`SkinError::InvalidBlendValue`] naming the first vertex whose value is NaN or
+    /// outside `[0, 1]`.
+    pub fn with_blend_values(self, values: BlendValues<'a>) -> Result<Self, SkinError> {
+        let blend = CheckedBlend::new(values, self.vertex_count())?;
+        Ok(Self {
+            blend: Some(blend),
+            ..self
+        })
+    }
+
     /// An input over attributes a [`crate::SkinMesh`] has already checked, with the mesh's
     /// blocks: no check here.
     pub(crate) fn checked(
@@ -98,7 +117,7 @@ impl<'a> SkinInput<'a> {
         normals: Option<&'a [Vec3]>,
         tangents: Option<&'a [Vec4]>,
         influences: &'a Influences,
-        rotation_centers: Option<&'a [Vec3]>,
+        (rotation_centers, blend): (Option<&'a [Vec3]>, Option<CheckedBlend<'a>>),
         vertex_blocks: Option<&'a VertexBlocks>,
     ) -> Self {
         Self {
@@ -107,8 +126,14 @@ impl<'a> SkinInput<'a> {
             tangents,
             influences,
             rotation_centers,
+            blend,
             vertex_blocks,
         }
+    }
+
+    /// The checked blend values, if given.
+    pub(crate) fn checked_blend(&self) -> Option<CheckedBlend<'a>> {
+        self.blend
     }
 
     /// The mesh's blocks, where the input comes from a [`crate::SkinMesh`].
@@ -144,6 +169,12 @@ impl<'a> SkinInput<'a> {
     #[must_use]
     pub fn rotation_centers(&self) -> Option<&'a [Vec3]> {
         self.rotation_centers
+    }
+
+    /// The blend values of [`crate::Method::Blended`], if given.
+    #[must_use]
+    pub fn blend_values(&self) -> Option<BlendValues<'a>> {
+        self.blend.map(|b| b.values)
     }
 
     /// Number of vertices.

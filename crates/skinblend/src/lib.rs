@@ -1,8 +1,9 @@
 //! Skeletal mesh skinning that does not collapse a twisted joint.
 //!
 //! `skinblend` deforms a rigged mesh with linear blend skinning (LBS), dual quaternion
-//! skinning (DQS, Kavan et al. 2008) or skinning with optimized centers of rotation (CoR, Le &
-//! Hodgins 2016, precomputed by [`cor`]) through one entry point, so the methods compare on
+//! skinning (DQS, Kavan et al. 2008), skinning with optimized centers of rotation (CoR, Le &
+//! Hodgins 2016, precomputed by [`cor`]) or a per-vertex blend of LBS and DQS
+//! ([`Method::Blended`]) through one entry point, so the methods compare on
 //! identical data, and measures what each does to the mesh ([`metrics`]) on procedural rigs
 //! ([`fixtures`]) or your own.
 //!
@@ -46,6 +47,7 @@
 #![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 mod backend;
+mod blend_values;
 pub mod cor;
 mod dense_weights;
 mod dual_quat;
@@ -68,6 +70,7 @@ mod vectorize;
 mod vertex_blocks;
 
 pub use backend::{CpuBackend, SkinBackend};
+pub use blend_values::{blend_values_from_joints, BlendValues};
 pub use dual_quat::DualQuat;
 pub use error::SkinError;
 pub use influences::{InfluenceBuildReport, Influences};

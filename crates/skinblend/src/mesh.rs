@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 use glam::{Vec3, Vec4};
 
+use crate::blend_values::StoredBlend;
 use crate::error::SkinError;
 use crate::influences::Influences;
 use crate::input::{check_attribute, count_full_validation, SkinInput};
@@ -47,6 +48,7 @@ pub struct SkinMesh<'a> {
     tangents: Option<Cow<'a, [Vec4]>>,
     influences: Cow<'a, Influences>,
     rotation_centers: Option<Cow<'a, [Vec3]>>,
+    blend: Option<StoredBlend<'a>>,
     blocks: LazyBlocks,
 }
 
@@ -70,6 +72,7 @@ impl<'a> SkinMesh<'a> {
             tangents: None,
             influences,
             rotation_centers: None,
+            blend: None,
             blocks: LazyBlocks::default(),
         })
     }
@@ -83,6 +86,7 @@ impl<'a> SkinMesh<'a> {
             tangents: input.tangents().map(Cow::Borrowed),
             influences: Cow::Borrowed(input.influences()),
             rotation_centers: input.rotation_centers().map(Cow::Borrowed),
+            blend: input.checked_blend().map(StoredBlend::from_checked),
             blocks: LazyBlocks::default(),
         }
     }
@@ -125,6 +129,33 @@ impl<'a> SkinMesh<'a> {
         let centers = centers.into();
         crate::cor::check_rotation_centers(&centers, self.vertex_count())?;
         self.rotation_centers = Some(centers);
+        Ok(self)
+    }
+
+    /// Adds one blend value per vertex, which [`crate::Method::Blended`] needs (as
+    /// [`SkinInput::with_blend_values`]). O(vertices) once.
+    ///
+    /// # Errors
+    /// As [`SkinInput::with_blend_values`].
+    pub fn with_blend_values(
+        mut self,
+        values: impl Into<Cow<'a, [f32]>>,
+    ) -> Result<Self, SkinError> {
+        self.blend = Some(StoredBlend::new(
+            Some(values.into()),
+            0.0,
+            self.vertex_count(),
+        )?);
+        Ok(self)
+    }
+
+    /// Gives every vertex the blend value `value` under [`crate::Method::Blended`] (0 = LBS,
+    /// 1 = DQS).
+    ///
+    /// # Errors
+    /// [`SkinError::InvalidBlendValue`] for NaN or a value outside `[0, 1]`.
+    pub fn with_uniform_blend_value(mut self, value: f32) -> Result<Self, SkinError> {
+        self.blend = Some(StoredBlend::new(None, value, self.vertex_count())?);
         Ok(self)
     }
 
@@ -183,6 +214,7 @@ impl<'a> SkinMesh<'a> {
             tangents: self.tangents.map(|t| Cow::Owned(t.into_owned())),
             influences: Cow::Owned(self.influences.into_owned()),
             rotation_centers: self.rotation_centers.map(|c| Cow::Owned(c.into_owned())),
+            blend: self.blend.map(StoredBlend::into_owned),
             blocks: self.blocks,
         }
     }
@@ -210,7 +242,10 @@ impl<'a> SkinMesh<'a> {
             self.normals.as_deref(),
             self.tangents.as_deref(),
             &self.influences,
-            self.rotation_centers.as_deref(),
+            (
+                self.rotation_centers.as_deref(),
+                self.blend.as_ref().map(StoredBlend::checked),
+            ),
             blocks,
         )
     }
@@ -287,6 +322,12 @@ impl<'a> SkinMesh<'a> {
     #[must_use]
     pub fn rotation_centers(&self) -> Option<&[Vec3]> {
         self.rotation_centers.as_deref()
+    }
+
+    /// The blend values of [`crate::Method::Blended`], if given.
+    #[must_use]
+    pub fn blend_values(&self) -> Option<crate::BlendValues<'_>> {
+        self.blend.as_ref().map(|b| b.checked().values)
     }
 }
 

@@ -39,20 +39,28 @@ pub(crate) fn skin_range(
         Method::CenterOfRotation => {
             run::<CenterOfRotation>(input, palette, renormalize, first_vertex, out)
         }
+        Method::Blended => run::<Blended>(input, palette, renormalize, first_vertex, out),
     }
+}
+
+/// What a vertex carries besides its influences, for the methods that read it.
+#[derive(Debug, Clone, Copy)]
+struct VertexExtras {
+    /// Its center of rotation where the input has one (CoR).
+    rotation_center: Option<Vec3>,
+    /// Its blend value (blended; 0 where the input has none).
+    blend_value: f32,
 }
 
 /// One vertex's blended transform, however the method builds it.
 trait Blend {
     /// Blends the influences of one vertex; `None` when the weights sum to zero.
-    /// `rotation_center` is the vertex's center of rotation where the input has one (only
-    /// [`CenterOfRotation`] reads it).
     fn blend(
         palette: &PreparedPalette,
         joints: &[u16],
         weights: &[f32],
         renormalize: bool,
-        rotation_center: Option<Vec3>,
+        extras: VertexExtras,
         diagnostics: &mut Diagnostics,
     ) -> Option<Self>
     where
@@ -82,6 +90,7 @@ fn run<B: Blend>(
     let normals_in = input.normals().map(|n| &n[range.clone()]);
     let tangents_in = input.tangents().map(|t| &t[range.clone()]);
     let centers = input.rotation_centers().map(|c| &c[range.clone()]);
+    let blend_values = input.blend_values();
     let SkinOutputs {
         positions: positions_out,
         mut normals,
@@ -90,8 +99,11 @@ fn run<B: Blend>(
 
     for i in 0..count {
         let (vj, vw) = (&joints[i * k..(i + 1) * k], &weights[i * k..(i + 1) * k]);
-        let center = centers.map(|c| c[i]);
-        let Some(blend) = B::blend(palette, vj, vw, renormalize, center, &mut diagnostics) else {
+        let extras = VertexExtras {
+            rotation_center: centers.map(|c| c[i]),
+            blend_value: blend_values.map_or(0.0, |b| b.value(first_vertex + i)),
+        };
+        let Some(blend) = B::blend(palette, vj, vw, renormalize, extras, &mut diagnostics) else {
             diagnostics.unweighted_vertices += 1;
             positions_out[i] = positions[i];
             if let (Some(out), Some(src)) = (normals.as_deref_mut(), normals_in) {
@@ -176,7 +188,7 @@ impl Blend for Linear {
         joints: &[u16],
         weights: &[f32],
         renormalize: bool,
-        _rotation_center: Option<Vec3>,
+        _extras: VertexExtras,
         _diagnostics: &mut Diagnostics,
     ) -> Option<Self> {
         let scale = weight_scale(weights, renormalize)?;
@@ -225,7 +237,7 @@ impl Blend for DualQuaternion {
         joints: &[u16],
         weights: &[f32],
         renormalize: bool,
-        _rotation_center: Option<Vec3>,
+        _extras: VertexExtras,
         diagnostics: &mut Diagnostics,
     ) -> Option<Self> {
         let scale = weight_scale(weights, renormalize)?;
@@ -316,11 +328,11 @@ impl Blend for CenterOfRotation {
         joints: &[u16],
         weights: &[f32],
         renormalize: bool,
-        rotation_center: Option<Vec3>,
+        extras: VertexExtras,
         diagnostics: &mut Diagnostics,
     ) -> Option<Self> {
-        let dq = DualQuaternion::blend(palette, joints, weights, renormalize, None, diagnostics)?;
-        let Some(center) = rotation_center.filter(|c| c.is_finite()) else {
+        let dq = DualQuaternion::blend(palette, joints, weights, renormalize, extras, diagnostics)?;
+        let Some(center) = extras.rotation_center.filter(|c| c.is_finite()) else {
             return Some(Self(dq));
         };
         let scale = weight_scale(weights, renormalize)?;
@@ -359,5 +371,104 @@ impl Blend for CenterOfRotation {
     #[inline]
     fn tangent(&self, t: Vec3) -> (Vec3, bool) {
         self.0.tangent(t)
+    }
+}
+
+/// Blended: LBS's and DQS's results of the vertex, interpolated by its blend value `b`
+/// (`v' = (1 − b)·LBS(v) + b·DQS(v)`). At `b = 0` only LBS is blended and at `b = 1` only DQS,
+/// so those vertices are that method's to the bit, counts included; between, both are, and
+/// normals and tangent directions interpolate the two unit results (the caller renormalizes),
+/// the handedness LBS's below one half and DQS's from it.
+struct Blended {
+    linear: Option<Linear>,
+    dual_quaternion: Option<DualQuaternion>,
+    blend_value: f32,
+}
+
+impl Blend for Blended {
+    #[inline]
+    fn blend(
+        palette: &PreparedPalette,
+        joints: &[u16],
+        weights: &[f32],
+        renormalize: bool,
+        extras: VertexExtras,
+        diagnostics: &mut Diagnostics,
+    ) -> Option<Self> {
+        let b = extras.blend_value;
+        let linear = if b < 1.0 {
+            Some(Linear::blend(
+                palette,
+                joints,
+                weights,
+                renormalize,
+                extras,
+                diagnostics,
+            )?)
+        } else {
+            None
+        };
+        let dual_quaternion = if b > 0.0 {
+            Some(DualQuaternion::blend(
+                palette,
+                joints,
+                weights,
+                renormalize,
+                extras,
+                diagnostics,
+            )?)
+        } else {
+            None
+        };
+        Some(Self {
+            linear,
+            dual_quaternion,
+            blend_value: b,
+        })
+    }
+
+    #[inline]
+    fn point(&self, p: Vec3) -> Vec3 {
+        match (&self.linear, &self.dual_quaternion) {
+            (Some(l), Some(d)) => l.point(p).lerp(d.point(p), self.blend_value),
+            (Some(l), None) => l.point(p),
+            (None, Some(d)) => d.point(p),
+            (None, None) => p,
+        }
+    }
+
+    #[inline]
+    fn normal(&self, n: Vec3, diagnostics: &mut Diagnostics) -> Vec3 {
+        match (&self.linear, &self.dual_quaternion) {
+            (Some(l), Some(d)) => {
+                let from_linear = l.normal(n, diagnostics).try_normalize().unwrap_or(n);
+                let from_dq = d.normal(n, diagnostics).try_normalize().unwrap_or(n);
+                from_linear.lerp(from_dq, self.blend_value)
+            }
+            (Some(l), None) => l.normal(n, diagnostics),
+            (None, Some(d)) => d.normal(n, diagnostics),
+            (None, None) => n,
+        }
+    }
+
+    #[inline]
+    fn tangent(&self, t: Vec3) -> (Vec3, bool) {
+        match (&self.linear, &self.dual_quaternion) {
+            (Some(l), Some(d)) => {
+                let (from_linear, linear_flips) = l.tangent(t);
+                let (from_dq, dq_flips) = d.tangent(t);
+                let from_linear = from_linear.try_normalize().unwrap_or(t);
+                let from_dq = from_dq.try_normalize().unwrap_or(t);
+                let flips = if self.blend_value < 0.5 {
+                    linear_flips
+                } else {
+                    dq_flips
+                };
+                (from_linear.lerp(from_dq, self.blend_value), flips)
+            }
+            (Some(l), None) => l.tangent(t),
+            (None, Some(d)) => d.tangent(t),
+            (None, None) => (t, false),
+        }
     }
 }

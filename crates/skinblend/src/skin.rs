@@ -10,9 +10,7 @@ use crate::palette::{prepare, PreparedPalette};
 #[cfg(feature = "rayon")]
 use crate::simd::layout::BLOCK_VERTICES;
 use crate::simd::{select, Kernel};
-use crate::types::{
-    Diagnostics, Method, RangeCounts, RunOptions, SkinOptions, SkinOutputs, Skinned,
-};
+use crate::types::{Diagnostics, RangeCounts, RunOptions, SkinOptions, SkinOutputs, Skinned};
 
 /// Skins `input` under `palette` with `options.method`, allocating the result.
 ///
@@ -92,8 +90,9 @@ const PARALLEL_PIECE_MAX_VERTICES: usize = 4_096;
 /// [`SkinError::AttributeLength`] for an output of the wrong length,
 /// [`SkinError::MissingInputAttribute`] for an output the input cannot fill, and
 /// [`SkinError::PaletteLength`] for a palette with fewer joints than the influences address,
-/// and [`SkinError::MissingRotationCenters`] for [`Method::CenterOfRotation`] on an input
-/// without centers.
+/// [`SkinError::MissingRotationCenters`] for [`crate::Method::CenterOfRotation`] on an input
+/// without centers, and [`SkinError::MissingBlendValues`] for [`crate::Method::Blended`] on an input
+/// without blend values.
 pub fn skin_into(
     input: &SkinInput<'_>,
     palette: &PreparedPalette,
@@ -134,8 +133,11 @@ pub(crate) fn check_call(
         }
         check_length("output tangents", n, tangents.len())?;
     }
-    if palette.method() == Method::CenterOfRotation && input.rotation_centers().is_none() {
+    if palette.method().needs_rotation_centers() && input.rotation_centers().is_none() {
         return Err(SkinError::MissingRotationCenters { vertex_count: n });
+    }
+    if palette.method().needs_blend_values() && input.blend_values().is_none() {
+        return Err(SkinError::MissingBlendValues { vertex_count: n });
     }
     let joint_count = input.influences().joint_count();
     if palette.joint_count() < joint_count {

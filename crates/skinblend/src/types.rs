@@ -33,18 +33,28 @@ pub enum Method {
     /// [`crate::cor::rotation_centers`]);
     /// a vertex without one is skinned by DQS.
     CenterOfRotation,
+    /// The per-vertex blend of LBS and DQS results (Maya's "weight blended", Houdini's Bone
+    /// Deform with a blend attribute): `v' = (1 − b)·LBS(v) + b·DQS(v)` for the vertex's blend
+    /// value `b` in `[0, 1]` (0 = LBS, 1 = DQS; [`crate::SkinInput::with_blend_values`]).
+    /// Normals and tangent directions blend the two methods' unit results and are
+    /// renormalized; a tangent's handedness is LBS's where `b < 0.5`, else DQS's. A vertex at
+    /// 0 is LBS's and at 1 DQS's to the bit, diagnostics included; between, both blends'
+    /// decisions are counted. Artists paint DQS where joints twist and keep LBS where DQS
+    /// bulges.
+    Blended,
 }
 
 impl Method {
-    /// Every method, in the order tables and reports show them: LBS, DQS, CoR. The one list of
-    /// methods: the CLI, the reports, the GPU and the bindings take theirs from here.
-    pub const ALL: [Method; 3] = [
+    /// Every method, in the order tables and reports show them: LBS, DQS, CoR, blended. The one
+    /// list of methods: the CLI, the reports, the GPU and the bindings take theirs from here.
+    pub const ALL: [Method; 4] = [
         Method::Linear,
         Method::DualQuaternion,
         Method::CenterOfRotation,
+        Method::Blended,
     ];
 
-    /// The short name used in the CLI and JSON: `"linear"`, `"dq"` or `"cor"` (what
+    /// The short name used in the CLI and JSON: `"linear"`, `"dq"`, `"cor"` or `"blended"` (what
     /// [`Method::from_str`](std::str::FromStr) parses and `Display` prints).
     #[must_use]
     pub fn name(self) -> &'static str {
@@ -52,33 +62,60 @@ impl Method {
             Method::Linear => "linear",
             Method::DualQuaternion => "dq",
             Method::CenterOfRotation => "cor",
+            Method::Blended => "blended",
+        }
+    }
+
+    /// The label pictures, tables and plots show: `"LBS"`, `"DQS"`, `"CoR"` or `"Blend"`.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Method::Linear => "LBS",
+            Method::DualQuaternion => "DQS",
+            Method::CenterOfRotation => "CoR",
+            Method::Blended => "Blend",
         }
     }
 
     /// The names of [`Method::ALL`], in order.
     #[must_use]
-    pub fn names() -> [&'static str; 3] {
+    pub fn names() -> [&'static str; 4] {
         Self::ALL.map(Method::name)
     }
 
     /// Whether a palette prepared for this method holds each joint's skin matrix as a 3x4 map
-    /// (LBS blends them; CoR places each vertex's center with them).
+    /// (LBS and blended blend them; CoR places each vertex's center with them).
     #[must_use]
     pub fn uses_skin_matrices(self) -> bool {
         match self {
-            Method::Linear | Method::CenterOfRotation => true,
+            Method::Linear | Method::CenterOfRotation | Method::Blended => true,
             Method::DualQuaternion => false,
         }
     }
 
     /// Whether a palette prepared for this method holds each joint's rigid/residual split (a
-    /// dual quaternion, a residual map and a rigid flag): DQS and CoR blend them, LBS does not.
+    /// dual quaternion, a residual map and a rigid flag): DQS, CoR and blended blend them, LBS
+    /// does not.
     #[must_use]
     pub fn uses_rigid_split(self) -> bool {
         match self {
-            Method::DualQuaternion | Method::CenterOfRotation => true,
+            Method::DualQuaternion | Method::CenterOfRotation | Method::Blended => true,
             Method::Linear => false,
         }
+    }
+
+    /// Whether a mesh skinned by this method needs per-vertex centers of rotation
+    /// ([`crate::SkinInput::with_rotation_centers`]): CoR.
+    #[must_use]
+    pub fn needs_rotation_centers(self) -> bool {
+        self == Method::CenterOfRotation
+    }
+
+    /// Whether a mesh skinned by this method needs blend values
+    /// ([`crate::SkinInput::with_blend_values`]): blended.
+    #[must_use]
+    pub fn needs_blend_values(self) -> bool {
+        self == Method::Blended
     }
 }
 
@@ -88,7 +125,7 @@ impl std::fmt::Display for Method {
     }
 }
 
-/// A method as a command-line value (with the `clap` feature: `--method linear|dq|cor`): the
+/// A method as a command-line value (with the `clap` feature: `--method linear|dq|cor|blended`): the
 /// values are the [`Method::name`]s, in [`Method::ALL`]'s order, with no help text of their own.
 #[cfg(feature = "clap")]
 impl clap::ValueEnum for Method {

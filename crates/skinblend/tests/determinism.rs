@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{random_rig, Rng};
+use common::{mixed_blend_values, random_rig, Rng};
 use glam::{Vec3, Vec4};
 use skinblend::{prepare, skin_into, Method, SkinInput, SkinOptions, SkinOutputs};
 
@@ -27,6 +27,10 @@ fn frame_bits(method: Method, simd: bool, parallel: bool, threads: usize) -> Vec
     .unwrap()
     .with_rotation_centers(&centers)
     .unwrap();
+    let blend_values = mixed_blend_values(VERTICES);
+    let input = input
+        .with_blend_values(skinblend::BlendValues::PerVertex(&blend_values))
+        .unwrap();
     let options = SkinOptions {
         method,
         simd,

@@ -2,6 +2,9 @@
 //! then skinned every frame with the same bits as `skin_into` on the same data; a batch gives
 //! each mesh the bits and diagnostics it gets alone, on any number of threads.
 
+mod common;
+
+use common::mixed_blend_values;
 use glam::{Mat4, Vec3, Vec4};
 use skinblend::fixtures::{self, BenchmarkMesh};
 use skinblend::{
@@ -58,10 +61,11 @@ fn handle(mesh: &BenchmarkMesh) -> SkinMesh<'_> {
         .and_then(|m| m.with_tangents(&mesh.tangents[..]))
         // Any finite point per vertex serves as a center for the bits.
         .and_then(|m| m.with_rotation_centers(&mesh.positions[..]))
+        .and_then(|m| m.with_blend_values(mixed_blend_values(mesh.positions.len())))
         .unwrap()
 }
 
-fn input(mesh: &BenchmarkMesh) -> SkinInput<'_> {
+fn input<'a>(mesh: &'a BenchmarkMesh, blend_values: &'a [f32]) -> SkinInput<'a> {
     SkinInput::new(
         &mesh.positions,
         Some(&mesh.normals),
@@ -69,6 +73,7 @@ fn input(mesh: &BenchmarkMesh) -> SkinInput<'_> {
         &mesh.influences,
     )
     .and_then(|i| i.with_rotation_centers(&mesh.positions))
+    .and_then(|i| i.with_blend_values(skinblend::BlendValues::PerVertex(blend_values)))
     .unwrap()
 }
 
@@ -89,7 +94,8 @@ fn the_handle_gives_skin_into_s_bits_for_every_method_and_kernel() {
     for (k, vertices) in [(1, 37), (2, 100), (4, 5_003), (4, 20_000), (8, 999)] {
         let mesh = fixtures::benchmark_mesh(vertices, k, 24, 7 + k as u64);
         let handle = handle(&mesh);
-        let input = input(&mesh);
+        let blend_values = mixed_blend_values(vertices);
+        let input = input(&mesh, &blend_values);
         for method in Method::ALL {
             for (simd, parallel) in [(true, false), (false, false), (true, true)] {
                 let options = SkinOptions {

@@ -8,7 +8,8 @@
 use glam::{Mat4, Quat, Vec3, Vec4};
 use proptest::prelude::*;
 use skinblend::{
-    skin, DualQuat, Influences, Method, PreparedPalette, SkinInput, SkinOptions, SkinOutputs,
+    skin, BlendValues, DualQuat, Influences, Method, PreparedPalette, SkinInput, SkinOptions,
+    SkinOutputs,
 };
 
 /// A shared rigid motion or a single rigid influence: every method computes the same motion
@@ -153,6 +154,10 @@ fn skin_rig(rig: &Rig, palette: &[Mat4], options: &SkinOptions) -> Output {
     if options.method == Method::CenterOfRotation {
         input = input.with_rotation_centers(&rig.centers).unwrap();
     }
+    let blend_values = blend_values(rig.positions.len());
+    input = input
+        .with_blend_values(BlendValues::PerVertex(&blend_values))
+        .unwrap();
     let skinned = skin(&input, palette, None, options).unwrap();
     Output {
         positions: skinned.positions,
@@ -174,6 +179,10 @@ fn skin_rig_dual_quats(rig: &Rig, dual_quats: &[DualQuat], options: &SkinOptions
     if options.method == Method::CenterOfRotation {
         input = input.with_rotation_centers(&rig.centers).unwrap();
     }
+    let blend_values = blend_values(rig.positions.len());
+    input = input
+        .with_blend_values(BlendValues::PerVertex(&blend_values))
+        .unwrap();
     let prepared = PreparedPalette::from_dual_quats(dual_quats, options).unwrap();
     let n = rig.positions.len();
     let mut out = Output {
@@ -412,4 +421,10 @@ proptest! {
             }
         }
     }
+}
+
+/// Blend values for [`Method::Blended`]: 0, 0.25, 0.5, 0.75 and 1 in turn, so every property
+/// holds for LBS's and DQS's vertices of a blended mesh and for those between.
+fn blend_values(count: usize) -> Vec<f32> {
+    (0..count).map(|i| (i % 5) as f32 / 4.0).collect()
 }

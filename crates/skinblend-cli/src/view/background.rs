@@ -11,7 +11,6 @@ use skinblend::Method;
 use skinblend_gltf::Model;
 use skinblend_gpu::gpu_rotation_centers;
 use skinblend_report::compare::{self, CompareOptions};
-use skinblend_report::evidence::method_label;
 
 use crate::output::one_line;
 
@@ -51,11 +50,12 @@ pub fn start(
     model: &'static Model,
     shown: String,
     methods: Vec<Method>,
+    dq_blend: Option<f32>,
     parts: Vec<(usize, usize)>,
     state: Arc<Mutex<Background>>,
 ) {
     std::thread::spawn(move || {
-        let result = background(model, &shown, &methods, &parts, &state);
+        let result = background(model, &shown, (&methods, dq_blend), &parts, &state);
         let mut state = lock(&state);
         state.stage = None;
         if let Err(error) = result {
@@ -77,7 +77,7 @@ fn set_progress(state: &Mutex<Background>, stage: &str, done: usize, total: usiz
 fn background(
     model: &'static Model,
     shown: &str,
-    methods: &[Method],
+    (methods, dq_blend): (&[Method], Option<f32>),
     parts: &[(usize, usize)],
     state: &Mutex<Background>,
 ) -> Result<()> {
@@ -117,6 +117,7 @@ fn background(
             animation: Some(a.to_string()),
             frames: METRIC_FRAMES,
             methods: methods.to_vec(),
+            dq_blend,
             ..CompareOptions::default()
         };
         let stage = format!(
@@ -142,7 +143,7 @@ fn metrics_json(
     methods: &[Method],
     frames: &[compare::FrameMetrics],
 ) -> Result<String> {
-    let labels: Vec<&str> = methods.iter().map(|&m| method_label(m)).collect();
+    let labels: Vec<&str> = methods.iter().map(|&m| m.label()).collect();
     let pairs: Vec<Value> = frames.first().map_or_else(Vec::new, |f| {
         f.max_displacement
             .iter()

@@ -9,7 +9,7 @@ use skinblend::{CpuBackend, Method};
 use skinblend_gltf::{Model, SceneOptions, SceneSkinner};
 use skinblend_report::color::{self, ColorMap};
 use skinblend_report::compare;
-use skinblend_report::evidence::{area_change_map, method_label};
+use skinblend_report::evidence::area_change_map;
 
 use super::primitives::ViewPrimitive;
 
@@ -38,7 +38,7 @@ pub struct ColorSkinners(Mutex<Option<Vec<SceneSkinner<'static, CpuBackend>>>>);
 
 impl ColorSkinners {
     /// The colour map `kind` of every method of `methods` at `time_s` of `animation` (`None`:
-    /// the rest pose) over the `primitives` of `model` (the model with its centers of
+    /// the rest pose; `dq_blend`: blended's value where the file has none) over the `primitives` of `model` (the model with its centers of
     /// rotation): per method, per primitive, per vertex.
     ///
     /// # Errors
@@ -46,7 +46,7 @@ impl ColorSkinners {
     pub fn colors(
         &self,
         model: &'static Model,
-        methods: &[Method],
+        (methods, dq_blend): (&[Method], Option<f32>),
         primitives: &[ViewPrimitive],
         animation: Option<usize>,
         time_s: f32,
@@ -66,6 +66,7 @@ impl ColorSkinners {
                 let options = SceneOptions {
                     normals: false,
                     tangents: false,
+                    dq_blend,
                     ..SceneOptions::with_method(method)
                 };
                 skinners.push(SceneSkinner::cpu(model, options)?);
@@ -104,7 +105,7 @@ impl ColorSkinners {
                     .fold(compare::AGREEMENT_SHARE as f32, |a, &b| a.max(b));
                 let label = format!(
                     "distance from the {} result, % of the bounding-box diagonal",
-                    method_label(methods[0])
+                    methods[0].label()
                 );
                 (values, ColorMap::sequential(high, &label, 100.0))
             }

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use skinblend::Method;
 use skinblend_gltf::Model;
 use skinblend_gpu::shaders::{palette_entry_bytes, uniform_palette_joints};
-use skinblend_report::evidence::{method_label, method_style};
+use skinblend_report::evidence::method_style;
 
 use super::background::METRIC_FRAMES;
 use super::primitives::{Shown, SHADER_INFLUENCES};
@@ -103,7 +103,7 @@ pub fn layout(
         .map(|&m| {
             json!({
                 "name": m.name(),
-                "label": method_label(m),
+                "label": m.label(),
                 "color": method_style(m).0,
                 "palette_entry_bytes": palette_entry_bytes(m),
                 "uniform_palette_joints": uniform_palette_joints(m),

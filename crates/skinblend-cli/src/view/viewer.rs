@@ -21,6 +21,8 @@ pub struct Viewer {
     /// The file as the command line named it.
     pub shown: String,
     methods: Vec<Method>,
+    /// Blended's blend value for primitives the file gives none (`--dq-blend`).
+    dq_blend: Option<f32>,
     /// The primitives the page shows and their skins.
     parts: Shown,
     /// `/api/model`.
@@ -39,7 +41,12 @@ impl Viewer {
     /// Checks that the page can show `model` with `methods` (skinned triangles, at most four
     /// influences per vertex, palettes that fit the shaders' uniform blocks), lays out its
     /// data and starts the background work.
-    pub fn new(model: &'static Model, shown: &str, methods: &[Method]) -> Result<Self> {
+    pub fn new(
+        model: &'static Model,
+        shown: &str,
+        methods: &[Method],
+        dq_blend: Option<f32>,
+    ) -> Result<Self> {
         if methods.is_empty() {
             bail!("no method to show");
         }
@@ -53,6 +60,7 @@ impl Viewer {
             model,
             shown: shown.to_owned(),
             methods: methods.to_vec(),
+            dq_blend,
             parts,
             model_json: String::new(),
             mesh_bytes: Vec::new(),
@@ -85,6 +93,7 @@ impl Viewer {
             model,
             viewer.shown.clone(),
             viewer.methods.clone(),
+            dq_blend,
             parts,
             Arc::clone(&viewer.background),
         );
@@ -174,7 +183,7 @@ impl Viewer {
         self.skinners
             .colors(
                 model,
-                &self.methods,
+                (&self.methods, self.dq_blend),
                 &self.parts.primitives,
                 animation,
                 time_s,

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::container;
 use crate::error::{GltfError, Result};
-use crate::model::{Model, ROTATION_CENTER_ATTRIBUTE};
+use crate::model::{Model, DQ_BLEND_ATTRIBUTE, ROTATION_CENTER_ATTRIBUTE};
 use crate::pose::Pose;
 use crate::scene::PosedNode;
 
@@ -317,7 +317,8 @@ pub(super) fn posed_document(
                 attributes.retain(|name, _| {
                     !(name.starts_with("JOINTS_")
                         || name.starts_with("WEIGHTS_")
-                        || name == ROTATION_CENTER_ATTRIBUTE)
+                        || name == ROTATION_CENTER_ATTRIBUTE
+                        || name == DQ_BLEND_ATTRIBUTE)
                 });
                 attributes.insert("POSITION".into(), json!(position));
                 if let Some(normal) = normal {

@@ -3,13 +3,13 @@
 //! glTF output is the input document with every skinned node turned into a static mesh in the
 //! space of the scene: its primitives keep their order, vertex order, indices, materials and
 //! every other attribute; POSITION, NORMAL and TANGENT point at new float accessors with the
-//! posed values; JOINTS_n, WEIGHTS_n, `_SKINBLEND_COR` and morph targets are removed (they
+//! posed values; JOINTS_n, WEIGHTS_n, `_SKINBLEND_COR`, `_SKINBLEND_DQ_BLEND` and morph targets are removed (they
 //! are already applied); the node loses its skin and transform and becomes a scene root, its children keeping their
 //! world placement. Joints of the posed skins take the sampled pose, and animation channels
 //! that target them (or the posed nodes) are dropped. All buffers are merged into one (the GLB
 //! BIN chunk, or a base64 data: URI for `.gltf`); external images are embedded. Nodes keep
 //! their indices and names; materials, textures, images, cameras, extensions and extras are
-//! kept as they were in the JSON. [`write_rotation_centers`] writes the unposed model with
+//! kept as they were in the JSON. [`write_skinning_attributes`] writes the unposed model with
 //! precomputed centers of rotation instead.
 //!
 //! Files are written to a temporary name beside the target and renamed, so a failure never
@@ -28,7 +28,7 @@ use serde_json::{json, Value};
 
 use crate::container;
 use crate::error::{GltfError, Result};
-use crate::model::{Model, ROTATION_CENTER_ATTRIBUTE};
+use crate::model::{Model, DQ_BLEND_ATTRIBUTE, ROTATION_CENTER_ATTRIBUTE};
 use crate::pose::Pose;
 use crate::scene::PosedNode;
 
@@ -146,21 +146,23 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// The model as loaded (bind pose, skins, animations and everything else kept), with each
 /// primitive's [`crate::Primitive::rotation_centers`] written as the vertex attribute
-/// [`ROTATION_CENTER_ATTRIBUTE`] (replacing one the file had), to `path` (`.glb` or `.gltf`).
-/// Loading the result gives the same centers, so CoR skinning needs no precomputation.
+/// [`ROTATION_CENTER_ATTRIBUTE`] and its [`crate::Primitive::dq_blend`] as
+/// [`DQ_BLEND_ATTRIBUTE`] (FLOAT; each replacing one the file had), to `path` (`.glb` or
+/// `.gltf`). Loading the result gives the same values, so CoR skinning needs no
+/// precomputation and blended skinning no rule.
 ///
 /// # Errors
 /// [`GltfError::OutputIsInput`] when `path` is one of the model's input files (nothing is
 /// written), [`GltfError::Request`] for another extension, [`GltfError::Io`] when writing
 /// fails, [`GltfError::Invalid`] when an external image cannot be embedded.
-pub fn write_rotation_centers(model: &Model, path: impl AsRef<Path>) -> Result<()> {
+pub fn write_skinning_attributes(model: &Model, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
     refuse_input(model.input_files(), path)?;
     let format = Format::from_path(path)?;
     if format == Format::Obj {
         return Err(GltfError::Request {
             what: format!(
-                "{}: centers of rotation are written to .glb or .gltf, not .obj",
+                "{}: centers of rotation and blend values are written to .glb or .gltf, not .obj",
                 path.display()
             ),
         });
@@ -168,6 +170,11 @@ pub fn write_rotation_centers(model: &Model, path: impl AsRef<Path>) -> Result<(
     let (mut document, mut bin) = merged_document(model)?;
     for (m, mesh) in model.meshes.iter().enumerate() {
         for (p, primitive) in mesh.primitives.iter().enumerate() {
+            if let Some(values) = &primitive.dq_blend {
+                let accessor = push_float_accessor(&mut document, &mut bin, values, 1, false);
+                document["meshes"][m]["primitives"][p]["attributes"][DQ_BLEND_ATTRIBUTE] =
+                    json!(accessor);
+            }
             let Some(centers) = &primitive.rotation_centers else {
                 continue;
             };

@@ -8,7 +8,9 @@ use gltf::json::validation::Checked;
 use gltf::json::Root;
 use skinblend::{InfluenceBuildReport, Influences};
 
-use super::types::{Mesh, MorphTarget, Primitive, Repairs, ROTATION_CENTER_ATTRIBUTE};
+use super::types::{
+    Mesh, MorphTarget, Primitive, Repairs, DQ_BLEND_ATTRIBUTE, ROTATION_CENTER_ATTRIBUTE,
+};
 use super::validate::{
     check_unit, check_vertex_attributes, checked_count, finite_or, read_unstrided, FLOAT,
     INDEX_TYPES, JOINT_TYPES, QUANTIZED_ANY, SIGNED_NORMALIZED, WEIGHT_TYPES,
@@ -257,6 +259,30 @@ pub(super) fn load_primitive(
         }
     };
 
+    let dq_blend = match attribute(
+        primitive,
+        Semantic::Extras(DQ_BLEND_ATTRIBUTE[1..].to_owned()),
+    ) {
+        None => None,
+        Some(index) => {
+            let name = DQ_BLEND_ATTRIBUTE;
+            // Normalized integers decode to [0, 1] as WEIGHTS_n do.
+            let data = reader.read(index, &attr_path(name), name, Type::Scalar, WEIGHT_TYPES)?;
+            let mut values = Vec::with_capacity(vertex_count);
+            for (vertex, &value) in data.values.iter().enumerate() {
+                let value = value as f32;
+                if !(0.0..=1.0).contains(&value) {
+                    return Err(GltfError::invalid(
+                        format!("{} element {vertex}", attr_path(name)),
+                        format!("blend value {value} of vertex {vertex} is not in [0, 1] (0 = LBS, 1 = DQS)"),
+                    ));
+                }
+                values.push(value);
+            }
+            Some(values)
+        }
+    };
+
     // Influences: every JOINTS_n with its WEIGHTS_n.
     let mut sets = 0usize;
     let mut lists: Vec<Vec<(u16, f32)>> = Vec::new();
@@ -376,6 +402,7 @@ pub(super) fn load_primitive(
         max_joint_index,
         targets,
         rotation_centers,
+        dq_blend,
     })
 }
 

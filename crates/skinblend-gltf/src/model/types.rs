@@ -112,12 +112,20 @@ pub struct Primitive {
     /// (bind space, before morph targets), with [`skinblend::cor::NO_ROTATION_CENTER`] for a
     /// vertex that falls back to DQS; `None` when the file does not carry them.
     pub rotation_centers: Option<Vec<Vec3>>,
+    /// Per-vertex blend values of [`skinblend::Method::Blended`] (0 = LBS, 1 = DQS) from the
+    /// custom attribute [`DQ_BLEND_ATTRIBUTE`]; `None` when the file does not carry them.
+    pub dq_blend: Option<Vec<f32>>,
 }
 
 /// The custom vertex attribute that carries precomputed centers of rotation: a float VEC4
 /// accessor, `xyz` the center in bind space and `w` 1 for a vertex with a center, 0 for one
 /// without (it is skinned by DQS). glTF requires custom attributes to start with `_`.
 pub const ROTATION_CENTER_ATTRIBUTE: &str = "_SKINBLEND_COR";
+
+/// The custom vertex attribute that carries the blend values of [`skinblend::Method::Blended`]:
+/// a SCALAR accessor, FLOAT or normalized UNSIGNED_BYTE or UNSIGNED_SHORT, each value in
+/// `[0, 1]` (0 = LBS, 1 = DQS). Written by `skinblend dq-blend`.
+pub const DQ_BLEND_ATTRIBUTE: &str = "_SKINBLEND_DQ_BLEND";
 
 /// A mesh: primitives and default morph weights.
 #[derive(Debug, Clone)]

@@ -57,7 +57,7 @@ pub fn example_vertex_wgsl(method: Method, uniform_joints: Option<usize>) -> Str
             crate::wgsl::DUAL_QUAT_WGSL,
             DUAL_QUAT_BODY,
         ),
-        Method::CenterOfRotation => (
+        Method::CenterOfRotation | Method::Blended => (
             "skin_cor_palette",
             "SkinCorJoint",
             crate::wgsl::COR_WGSL,

@@ -33,6 +33,7 @@ pub(super) fn header(
             Method::Linear => "linear blend (LBS)",
             Method::DualQuaternion => "dual quaternion (DQS)",
             Method::CenterOfRotation => "centers-of-rotation (CoR)",
+            Method::Blended => "blended LBS/DQS",
         }
     ));
     line(&format!(
@@ -69,7 +70,7 @@ pub(super) fn header(
                 "  rows: 3 x vec4 f32, the skin matrix world_from_joint * joint_from_bind as rows.",
             );
         }
-        Method::DualQuaternion | Method::CenterOfRotation => {
+        Method::DualQuaternion | Method::CenterOfRotation | Method::Blended => {
             line(
                 "  real: vec4 f32, the rotation quaternion of the joint's rigid part (Gram-Schmidt",
             );

@@ -87,6 +87,11 @@ pub fn export_shader(
         method: method.name(),
         message: one_line(&message),
     };
+    if method == Method::Blended {
+        return Err(fail(
+            "the blended method has no exported shader yet".to_owned(),
+        ));
+    }
     let uniform_joints = language
         .palette_in_uniform_block()
         .then(|| uniform_palette_joints(method));
@@ -103,7 +108,7 @@ pub fn export_shader(
     let wgsl_palette_name = match method {
         Method::Linear => "skin_linear_palette",
         Method::DualQuaternion => "skin_dual_quat_palette",
-        Method::CenterOfRotation => "skin_cor_palette",
+        Method::CenterOfRotation | Method::Blended => "skin_cor_palette",
     };
     let mut interface = ShaderInterface {
         palette: wgsl_palette_name.to_string(),

@@ -16,7 +16,7 @@ pub fn palette_entry_bytes(method: Method) -> usize {
     match method {
         Method::Linear => std::mem::size_of::<GpuLinearJoint>(),
         Method::DualQuaternion => std::mem::size_of::<GpuDualQuatJoint>(),
-        Method::CenterOfRotation => std::mem::size_of::<GpuCorJoint>(),
+        Method::CenterOfRotation | Method::Blended => std::mem::size_of::<GpuCorJoint>(),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use skinblend::Method;
 
-use crate::evidence::{method_label, method_style};
+use crate::evidence::method_style;
 use crate::html::Block;
 use crate::plot::{LinePlot, Marker, Series};
 
@@ -32,7 +32,7 @@ pub(super) fn frame_plots(
 ) -> Vec<FramePlot> {
     // Where the methods agree, there is no collapse or bulge to point at: the lines coincide.
     let agreeing = "The methods agree on this model, so their lines coincide.";
-    let label = |m: usize| method_label(methods[m]);
+    let label = |m: usize| methods[m].label();
     let mut plots = Vec::new();
     if !pairs.is_empty() {
         let series = pairs
@@ -76,7 +76,7 @@ pub(super) fn frame_plots(
             .map(|(m, &method)| {
                 let (color, marker) = method_style(method);
                 Series {
-                    name: method_label(method).to_owned(),
+                    name: method.label().to_owned(),
                     color,
                     marker,
                     points: frames

@@ -48,6 +48,7 @@ pub(super) fn same_pose(a: &[Vec<Vec3>], b: &[Vec<Vec3>]) -> bool {
 pub(super) fn build_scene<'m>(
     model: &'m Model,
     methods: &[Method],
+    dq_blend: Option<f32>,
     shown: &str,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Scene, Vec<SceneSkinner<'m, CpuBackend>>)> {
@@ -57,6 +58,7 @@ pub(super) fn build_scene<'m>(
         let options = SceneOptions {
             normals: false,
             tangents: false,
+            dq_blend,
             ..SceneOptions::with_method(method)
         };
         let skinner =
@@ -301,9 +303,11 @@ pub(super) fn measure<'m>(
     if options.frames == 0 {
         return Err(request("--frames must be at least 1".to_owned()));
     }
-    if options.methods.is_empty() {
-        return Err(request("no method to compare".to_owned()));
-    }
+    let methods = if options.methods.is_empty() {
+        model.skinnable_methods(options.dq_blend)
+    } else {
+        options.methods.clone()
+    };
     let shown = source;
     let animation = match &options.animation {
         Some(name) => model
@@ -321,7 +325,7 @@ pub(super) fn measure<'m>(
     };
     let clip = &model.animations()[animation];
     let animation_name = clip.name.clone().unwrap_or_else(|| format!("#{animation}"));
-    let (scene, mut skinners) = build_scene(model, &options.methods, shown, progress)?;
+    let (scene, mut skinners) = build_scene(model, &methods, options.dq_blend, shown, progress)?;
     if scene.triangles.is_empty() {
         return Err(request(format!(
             "{shown} has no skinned triangles to compare"
@@ -336,8 +340,8 @@ pub(super) fn measure<'m>(
             }
         })
         .collect();
-    let pairs: Vec<(usize, usize)> = (0..options.methods.len())
-        .flat_map(|i| (i + 1..options.methods.len()).map(move |j| (i, j)))
+    let pairs: Vec<(usize, usize)> = (0..methods.len())
+        .flat_map(|i| (i + 1..methods.len()).map(move |j| (i, j)))
         .collect();
     let mut frames = Vec::with_capacity(times_s.len());
     for (frame, &time_s) in times_s.iter().enumerate() {

@@ -10,7 +10,7 @@ use glam::Vec3;
 use skinblend_gltf::{Model, SceneSkinner};
 
 use crate::error::{ReportError, Result};
-use crate::evidence::{compare_figure_framed, method_label, Coloring};
+use crate::evidence::{compare_figure_framed, Coloring};
 use crate::folder::write_folder_atomically;
 use crate::html::{Block, Page, Section};
 use crate::image::write_atomically;
@@ -99,6 +99,16 @@ pub fn write_model_report(
         pairs,
         frames,
     } = measure(model, source, options, progress)?;
+    let resolved;
+    let options = if options.methods.is_empty() {
+        resolved = CompareOptions {
+            methods: model.skinnable_methods(options.dq_blend),
+            ..options.clone()
+        };
+        &resolved
+    } else {
+        options
+    };
     let clip = &model.animations()[animation];
     let shown = source;
     let largest = frames
@@ -128,7 +138,7 @@ pub fn write_model_report(
         Ok(same_pose(&posed_at(a)?, &posed_at(b)?))
     })?;
 
-    let labels: Vec<&str> = options.methods.iter().map(|&m| method_label(m)).collect();
+    let labels: Vec<&str> = options.methods.iter().map(|&m| m.label()).collect();
     let methods_text = labels.join(" | ");
     let closed = is_closed(&scene.triangles);
     let files = write_folder_atomically(dir, |dir| {

@@ -12,8 +12,12 @@ pub struct CompareOptions {
     /// Frames sampled evenly from the animation's start to its end, both included (at least 1).
     pub frames: usize,
     /// Methods, in column order; the first is the reference for displacements and the first
-    /// two pick the frames. Default: [`Method::ALL`].
+    /// two pick the frames. Default (empty): every method of [`Method::ALL`] the model can run
+    /// (`skinblend_gltf::Model::skinnable_methods`: blended where it has blend values).
     pub methods: Vec<Method>,
+    /// The blend value of [`Method::Blended`] for primitives the file gives none
+    /// (`skinblend_gltf::SceneOptions::dq_blend`).
+    pub dq_blend: Option<f32>,
     /// How many frames to render (those where the first two methods differ most).
     pub picked_frames: usize,
 }
@@ -23,7 +27,8 @@ impl Default for CompareOptions {
         Self {
             animation: None,
             frames: 48,
-            methods: Method::ALL.to_vec(),
+            methods: Vec::new(),
+            dq_blend: None,
             picked_frames: 3,
         }
     }

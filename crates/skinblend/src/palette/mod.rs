@@ -333,7 +333,8 @@ impl PreparedPalette {
         }
         match self.spec.method {
             Method::Linear => {}
-            Method::DualQuaternion => {
+            // Blended's SIMD kernel blends dual quaternions as DQS's does.
+            Method::DualQuaternion | Method::Blended => {
                 for dq in &self.dual_quats {
                     self.signed_entries.push(SignedEntry::dual_quat(dq));
                     self.signed_entries

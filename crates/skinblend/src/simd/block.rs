@@ -9,6 +9,7 @@ use super::layout::{
     SIGNED_ENTRY_FLIP_BYTES,
 };
 use super::policy;
+use crate::blend_values::BlendValues;
 use crate::dual_quat::DualQuat;
 use crate::influence_tables::MIN_WEIGHT_SUM;
 use crate::input::SkinInput;
@@ -56,6 +57,8 @@ pub(super) struct Block<'a> {
     pub(super) normal_blocks: &'a [Vec3x8],
     /// CoR: the range's centers of rotation (NaN: none).
     pub(super) centers: Option<&'a [Vec3]>,
+    /// Blended: the range's blend values (per vertex, or one for the mesh).
+    pub(super) blend_values: Option<BlendValues<'a>>,
     /// LBS and CoR: the joints' 3x4s.
     pub(super) linear: &'a [Affine3A],
     /// DQS and CoR: the joints' rigid parts.
@@ -158,7 +161,11 @@ impl<'a> Block<'a> {
             tangents: input.tangents().map(|t| &t[vertices.clone()]),
             position_blocks: range_blocks(blocks.map(VertexBlocks::position_blocks)),
             normal_blocks: range_blocks(blocks.and_then(VertexBlocks::normal_blocks)),
-            centers: input.rotation_centers().map(|c| &c[vertices]),
+            centers: input.rotation_centers().map(|c| &c[vertices.clone()]),
+            blend_values: input.blend_values().map(|values| match values {
+                BlendValues::PerVertex(values) => BlendValues::PerVertex(&values[vertices]),
+                uniform @ BlendValues::Uniform(_) => uniform,
+            }),
             linear: palette.linear_matrices(),
             dual_quats: &palette.dual_quats,
             rigid: &palette.rigid,

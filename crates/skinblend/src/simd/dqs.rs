@@ -1,5 +1,5 @@
 //! The DQS kernel of a block of eight vertices: the sign-aligned blend, normalized, applied as
-//! a rigid motion.
+//! a rigid motion (the motion also blended's, [`motion8`]).
 
 use std::arch::x86_64::*;
 
@@ -19,14 +19,28 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     base: usize,
     diagnostics: &mut Diagnostics,
 ) -> bool {
+    let Some((rotation, translation)) = motion8::<K, R>(block, base, diagnostics) else {
+        return false;
+    };
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
-    let Some((sum, flips)) = (unsafe { blend8::<K, R, true>(block, base) }) else {
-        return false;
-    };
+    unsafe { rotation.apply::<N, T>(block, outputs, base, translation, None) };
+    true
+}
+
+/// The rigid motions of vertices `base .. base + 8` (the normalized sign-aligned blend as a
+/// rotation and a translation), their sign flips added to `diagnostics`; `None`, counting
+/// nothing, as [`block`] declines. Shared by DQS and blended.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn motion8<const K: usize, const R: bool>(
+    block: &Block<'_>,
+    base: usize,
+    diagnostics: &mut Diagnostics,
+) -> Option<(Rotation8, [__m256; 3])> {
+    // SAFETY: this function runs only where AVX2 and FMA are enabled.
+    let (sum, flips) = unsafe { blend8::<K, R, true>(block, base) }?;
     let [rx, ry, rz, rw, dx, dy, dz, dw] = sum;
-    let Some(rotation) = Rotation8::from_real(block, [rx, ry, rz, rw]) else {
-        return false;
-    };
+    let rotation = Rotation8::from_real(block, [rx, ry, rz, rw])?;
     diagnostics.sign_flips += flips;
     // The translation of the normalized blend: 2 (w vε − wε v + v×vε) / |(v, w)|², bilinear in
     // the real and the dual part.
@@ -39,7 +53,5 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
             _mm256_add_ps(_mm256_fmsub_ps(w, ve[a], _mm256_mul_ps(dw, v[a])), c[a]),
         );
     }
-    // SAFETY: this function runs only where AVX2 and FMA are enabled.
-    unsafe { rotation.apply::<N, T>(block, outputs, base, translation, None) };
-    true
+    Some((rotation, translation))
 }

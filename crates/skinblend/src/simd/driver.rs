@@ -8,7 +8,7 @@ use super::block::CallTables;
 use super::block::{tallied_flips, Block};
 use super::cpu::Avx2Fma;
 use super::layout::BLOCK_VERTICES;
-use super::{cor, dqs, lbs, lbs_loop};
+use super::{blended, cor, dqs, lbs, lbs_loop};
 use crate::input::SkinInput;
 use crate::palette::PreparedPalette;
 use crate::reference::skin_range;
@@ -31,10 +31,11 @@ pub(super) type Avx2Kernel = fn(
 pub(super) const LINEAR: u8 = 0;
 const DUAL_QUATERNION: u8 = 1;
 const CENTER_OF_ROTATION: u8 = 2;
+const BLENDED: u8 = 3;
 
-/// The variant for one call; `K = 0` is the any-`k` variant. `R`: for DQS and CoR the palette
-/// without a non-rigid joint (they then skip the per-vertex residual test); for LBS every
-/// weight sum 1 (`policy::unit_weight_sums`: the blocks test no flag).
+/// The variant for one call; `K = 0` is the any-`k` variant. `R`: for DQS, CoR and blended the
+/// palette without a non-rigid joint (they then skip the per-vertex residual test); for LBS
+/// every weight sum 1 (`policy::unit_weight_sums`: the blocks test no flag).
 pub(super) fn table(
     method: Method,
     normals: bool,
@@ -70,6 +71,8 @@ pub(super) fn table(
         (Method::DualQuaternion, false) => by_attributes!(DUAL_QUATERNION, false),
         (Method::CenterOfRotation, true) => by_attributes!(CENTER_OF_ROTATION, true),
         (Method::CenterOfRotation, false) => by_attributes!(CENTER_OF_ROTATION, false),
+        (Method::Blended, true) => by_attributes!(BLENDED, true),
+        (Method::Blended, false) => by_attributes!(BLENDED, false),
     }
 }
 
@@ -115,8 +118,11 @@ fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R
 ) -> RangeCounts {
     let mut counts = RangeCounts::default();
     let count = outputs.positions.len();
-    if M == CENTER_OF_ROTATION && input.rotation_centers().is_none() {
-        // `skin_into` refuses CoR without centers; keep one definition regardless.
+    if M == CENTER_OF_ROTATION && input.rotation_centers().is_none()
+        || M == BLENDED && input.blend_values().is_none()
+    {
+        // `skin_into` refuses CoR without centers and blended without blend values; keep one
+        // definition regardless.
         counts.counted = skin_range(input, palette, renormalize, first_vertex, outputs);
         return counts;
     }
@@ -125,10 +131,11 @@ fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R
     // made them), stated once so that the compiler folds the blocks' bounds checks. Not for DQS
     // and CoR, which run slower with it. Were one longer, the scalar kernel would take the
     // range. LBS's positions-only kernel then reads the blocks' slices unchecked
-    // (`lbs_positions::positions4`), so the slot count must not wrap.
+    // (`lbs_positions::positions4`), so the slot count must not wrap. Blended runs LBS's
+    // block kernel too.
     let k = block.k::<K>();
     let slots = count.checked_mul(k);
-    let lengths_agree = M != LINEAR
+    let lengths_agree = M != LINEAR && M != BLENDED
         || block.positions.len() == count
             && slots.is_some_and(|slots| {
                 block.joints.len() == slots
@@ -276,7 +283,9 @@ pub(super) unsafe fn whole_blocks<
                 )
             },
             DUAL_QUATERNION => dqs::block::<K, N, T, R>(block, outputs, base, diagnostics),
-            _ => cor::block::<K, N, T, R>(block, outputs, base, diagnostics),
+            CENTER_OF_ROTATION => cor::block::<K, N, T, R>(block, outputs, base, diagnostics),
+            // SAFETY: as LBS's above (the length check covers blended too).
+            _ => unsafe { blended::block::<K, N, T, R>(block, outputs, base, diagnostics) },
         };
         if !done {
             // The scalar kernel counts these vertices' flips itself.

@@ -25,12 +25,17 @@ use crate::types::Method;
 /// has the counts. Against a vector add per influence, SIMD DQS with normals 1.05× at 100k
 /// vertices (`ab.py 15 "dq pn 4 100000 500"` against a build that counts per influence; the
 /// measuring recipe is in `simd/mod.rs`).
+///
+/// `method` is the kernel's (`select`'s): blended's own kernel blends some blocks by LBS alone,
+/// which a tally of every block would count, so it counts per influence; blended running DQS's
+/// kernel (every value 1) tallies as DQS.
 pub(super) fn flip_tally<'a>(
     input: &SkinInput<'a>,
     palette: &PreparedPalette,
+    method: Method,
 ) -> Option<&'a [u32]> {
-    let table_blend = match palette.method() {
-        Method::Linear => false,
+    let table_blend = match method {
+        Method::Linear | Method::Blended => false,
         Method::DualQuaternion => !palette.signed_entries.is_empty(),
         Method::CenterOfRotation => {
             !palette.signed_entries.is_empty() && input.rotation_centers().is_some()
@@ -58,9 +63,11 @@ pub(super) fn tallied_sign_flips(
     if !tables.flip_tally {
         return 0;
     }
-    let Some(counts) = flip_tally(input, palette) else {
+    // The call tallies: `select` saw the counts built (`flip_tally`).
+    let counts = input.influences().pivot_pair_counts();
+    if counts.is_empty() {
         return 0;
-    };
+    }
     let joints = input.influences().joint_count();
     // Rows of the table are `PIVOT_SIGN_TABLE_MAX_JOINTS` long, at least the mesh's joints.
     let table_row = PIVOT_SIGN_TABLE_MAX_JOINTS;

@@ -338,7 +338,7 @@ pub(super) unsafe fn block<
 /// multiply-class instructions for the normal instead of 24 (two cross products less).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn cofactor_normal8(
+pub(super) fn cofactor_normal8(
     columns: [[__m256; 3]; 3],
     cofactor0: [__m256; 3],
     n: [__m256; 3],
@@ -364,7 +364,7 @@ fn cofactor_normal8(
 /// zero and NaN).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn negative_sign8(det: __m256) -> __m256 {
+pub(super) fn negative_sign8(det: __m256) -> __m256 {
     _mm256_and_ps(
         _mm256_cmp_ps::<_CMP_LT_OQ>(det, _mm256_setzero_ps()),
         _mm256_set1_ps(-0.0),
@@ -377,7 +377,7 @@ fn negative_sign8(det: __m256) -> __m256 {
 /// Where no lane is singular, `known_sign` is set to the determinant's sign bits.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn singular_flip8(
+pub(super) fn singular_flip8(
     columns: [[__m256; 3]; 3],
     det: __m256,
     (weight_sum, bound_root, unit_bound): (__m256, Option<f32>, Option<f32>),

@@ -41,7 +41,8 @@
 //!   `tools/codegen/lbs_loop.py`).
 //! - `dq_blend`, `dq_table`, `rotation`: the dual quaternion blends and the rigid-motion apply
 //!   DQS and CoR share.
-//! - `dqs`, `cor`: DQS's and CoR's block kernels.
+//! - `dqs`, `cor`, `blended`: DQS's, CoR's and blended's block kernels (blended runs LBS's or
+//!   DQS's where a block's values are all 0 or all 1, else both blends in one pass).
 //! - `driver`: the variant table and the driver loop.
 //! - `checkasm` (tests): every `asm!` routine against its intrinsics twin and a scalar model.
 //!
@@ -69,6 +70,8 @@ pub(crate) mod layout;
 
 #[cfg(target_arch = "x86_64")]
 mod blend3x4;
+#[cfg(target_arch = "x86_64")]
+mod blended;
 #[cfg(target_arch = "x86_64")]
 mod block;
 #[cfg(all(test, target_arch = "x86_64"))]
@@ -182,16 +185,27 @@ pub(crate) fn select(
     #[cfg(target_arch = "x86_64")]
     if let Some(avx2_fma) = cpu::Avx2Fma::detect() {
         use crate::types::Method;
-        let variant = match palette.method() {
+        // Blended with every value 0 or every value 1 runs LBS's or DQS's kernel: the same
+        // bits as that method, at its speed (the blended palette holds what both read).
+        let method = match palette.method() {
+            Method::Blended => input
+                .checked_blend()
+                .and_then(|blend| blend.uniform_method())
+                .unwrap_or(Method::Blended),
+            method => method,
+        };
+        let variant = match method {
             Method::Linear => policy::unit_weight_sums(
                 input.influences().influences_per_vertex(),
                 input.influences().weight_sum_range(),
                 palette.largest_column_length,
             ),
-            Method::DualQuaternion | Method::CenterOfRotation => palette.non_rigid_joints() == 0,
+            Method::DualQuaternion | Method::CenterOfRotation | Method::Blended => {
+                palette.non_rigid_joints() == 0
+            }
         };
         let kernel = driver::table(
-            palette.method(),
+            method,
             outputs.normals.is_some(),
             outputs.tangents.is_some(),
             input.influences().influences_per_vertex(),
@@ -203,8 +217,8 @@ pub(crate) fn select(
             linear_offsets: reused
                 && palette.method() == Method::Linear
                 && !influences.linear_offsets().is_empty(),
-            flip_tally: reused && flips::flip_tally(input, palette).is_some(),
-            prefetch: palette.method() == Method::DualQuaternion
+            flip_tally: reused && flips::flip_tally(input, palette, method).is_some(),
+            prefetch: method == Method::DualQuaternion
                 && swept_vertices.max(input.vertex_count()) >= driver::PREFETCH_MIN_VERTICES,
         };
         return Kernel::Avx2(avx2_fma, kernel, tables);

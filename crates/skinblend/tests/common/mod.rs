@@ -390,3 +390,17 @@ pub fn reference_mesh(
 pub fn positions_of(reference: &[ReferenceVertex]) -> Vec<Vec3> {
     reference.iter().map(|r| r.position.as_vec3()).collect()
 }
+
+/// Blend values for [`skinblend::Method::Blended`] that reach every path of its kernels: blocks
+/// of eight vertices all 0 (LBS's kernel), all 1 (DQS's), all strictly between (both blends),
+/// and mixed (the scalar kernel), in turn, and a ragged tail.
+pub fn mixed_blend_values(count: usize) -> Vec<f32> {
+    (0..count)
+        .map(|i| match (i / 8) % 4 {
+            0 => 0.0,
+            1 => 1.0,
+            2 => 0.05 + 0.9 * ((i % 8) as f32 / 7.0),
+            _ => [0.0, 1.0, 0.5, 0.25][i % 4],
+        })
+        .collect()
+}

@@ -3,11 +3,11 @@
 
 use glam::{Vec3, Vec4};
 use skinblend::{
-    prepare, skin_into, Diagnostics, Influences, Method, PreparedPalette, RunOptions, SkinInput,
-    SkinMesh, SkinOptions, SkinOutputs,
+    prepare, skin_into, BlendValues, Diagnostics, Influences, Method, PreparedPalette, RunOptions,
+    SkinInput, SkinMesh, SkinOptions, SkinOutputs,
 };
 
-use super::{assert_points_close, RandomRig};
+use super::{assert_points_close, mixed_blend_values, RandomRig};
 
 /// SIMD vs scalar: fused multiply-adds and another summation order, over up to 8 influences and
 /// a normalization, on values of order one: a few ulps (1.2e-7 each), with headroom for the
@@ -60,23 +60,25 @@ pub fn bits(r: &Result3) -> Vec<u32> {
         .collect()
 }
 
-/// Skins with the SIMD and the scalar kernel (palettes made by `make`) and compares.
+/// Skins with the SIMD and the scalar kernel (palettes made by `make`) and compares: every
+/// method, CoR where the input has centers of rotation, blended with the input's blend values
+/// or else [`mixed_blend_values`] (blocks all 0, all 1, between, and mixed).
 pub fn compare(what: &str, input: &SkinInput<'_>, make: impl Fn(&SkinOptions) -> PreparedPalette) {
+    let values = mixed_blend_values(input.vertex_count());
+    let input = &match input.blend_values() {
+        Some(_) => *input,
+        None => input
+            .with_blend_values(BlendValues::PerVertex(&values))
+            .unwrap(),
+    };
     // The same input as a mesh handle reads the mesh's private blocks where a kernel can.
     let mesh = SkinMesh::from_input(input);
     let _ = mesh.input(); // the blocks are built on the second request
     let with_blocks = mesh.input();
-    // CoR where the input has centers of rotation.
-    let methods: &[Method] = if input.rotation_centers().is_some() {
-        &[
-            Method::Linear,
-            Method::DualQuaternion,
-            Method::CenterOfRotation,
-        ]
-    } else {
-        &[Method::Linear, Method::DualQuaternion]
-    };
-    for &method in methods {
+    let methods = Method::ALL
+        .into_iter()
+        .filter(|m| !m.needs_rotation_centers() || input.rotation_centers().is_some());
+    for method in methods {
         for (normals, tangents) in [(false, false), (true, false), (true, true), (false, true)] {
             if (normals && input.normals().is_none()) || (tangents && input.tangents().is_none()) {
                 continue;
