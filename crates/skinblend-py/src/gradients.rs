@@ -113,6 +113,8 @@ impl<T: numpy::Element + Real> Arrays<'_, T> {
                 .as_ref()
                 .map(|a| slice("centers", a))
                 .transpose()?,
+            // skinblend.torch does not take blend values yet: the core refuses "blended".
+            blend_values: None,
             rigid_tolerance: DEFAULT_RIGID_TOLERANCE,
         })
     }

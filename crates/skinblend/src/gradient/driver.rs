@@ -36,6 +36,9 @@ pub struct Rig<'a, T> {
     pub bind_origins: Option<&'a [T]>,
     /// `N × 3`: CoR's centers of rotation (a non-finite row: that vertex is skinned by DQS).
     pub centers: Option<&'a [T]>,
+    /// `N`: blended's blend values, each in `[0, 1]` (needed by [`Method::Blended`]; held
+    /// fixed).
+    pub blend_values: Option<&'a [T]>,
     /// The rigid tolerance of the split (the library's default is 1e-4).
     pub rigid_tolerance: f32,
 }
@@ -137,6 +140,25 @@ impl<T: Real> Rig<'_, T> {
         if let Some(centers) = self.centers {
             expect_len("centers", centers.len(), n * 3, "(N, 3)")?;
         }
+        match self.blend_values {
+            Some(values) => {
+                expect_len("blend_values", values.len(), n, "(N,)")?;
+                if let Some(v) = values.iter().position(|&b| !(b >= T::ZERO && b <= T::ONE)) {
+                    return Err(GradientError::new(
+                        "blend_values",
+                        format!("vertex {v}: a blend value is NaN or outside [0, 1]"),
+                    ));
+                }
+            }
+            None if self.method == Method::Blended => {
+                return Err(GradientError::new(
+                    "blend_values",
+                    "the blended method needs one blend value per vertex (0 = LBS, 1 = DQS)"
+                        .to_owned(),
+                ));
+            }
+            None => {}
+        }
         if !(self.rigid_tolerance.is_finite() && self.rigid_tolerance >= 0.0) {
             return Err(GradientError::new(
                 "rigid_tolerance",
@@ -221,6 +243,7 @@ impl<T: Real> Rig<'_, T> {
             joints: &self.joints[i * k..(i + 1) * k],
             weights: &self.weights[w_at..w_at + k],
             center: self.centers.map(|c| [c[i * 3], c[i * 3 + 1], c[i * 3 + 2]]),
+            blend: self.blend_values.map_or(T::ZERO, |b| b[i]),
         }
     }
 

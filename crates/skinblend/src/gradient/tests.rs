@@ -38,6 +38,8 @@ struct TestRig {
     weights: Vec<f64>,
     origins: Vec<f64>,
     centers: Vec<f64>,
+    /// Blended's values: 0, 1 and between.
+    blend_values: Vec<f64>,
     b: usize,
     j: usize,
     n: usize,
@@ -94,6 +96,7 @@ fn test_rig(seed: u32, b: usize) -> TestRig {
     let origins = (0..j * 3).map(|_| r.signed()).collect();
     let mut centers: Vec<f64> = (0..n * 3).map(|_| r.signed()).collect();
     centers[3..6].fill(f64::NAN);
+    let blend_values = (0..n).map(|v| [0.0, 1.0, 0.3, 0.75][v % 4]).collect();
     TestRig {
         palettes,
         vertices,
@@ -101,6 +104,7 @@ fn test_rig(seed: u32, b: usize) -> TestRig {
         weights,
         origins,
         centers,
+        blend_values,
         b,
         j,
         n,
@@ -124,6 +128,7 @@ impl TestRig {
             weight_batch: self.b,
             bind_origins: Some(&self.origins),
             centers: Some(&self.centers),
+            blend_values: Some(&self.blend_values),
             rigid_tolerance: crate::types::DEFAULT_RIGID_TOLERANCE,
         }
     }
@@ -208,15 +213,21 @@ fn cor_gradients_match_finite_differences() {
 }
 
 #[test]
+fn blended_gradients_match_finite_differences() {
+    check_against_differences(Method::Blended);
+}
+
+#[test]
 fn f32_forward_is_the_library_reference() {
     let t = test_rig(3, 1);
     let f = |x: &[f64]| x.iter().map(|&v| v as f32).collect::<Vec<f32>>();
-    let (palettes, vertices, weights, origins, centers) = (
+    let (palettes, vertices, weights, origins, centers, blend_values) = (
         f(&t.palettes),
         f(&t.vertices),
         f(&t.weights),
         f(&t.origins),
         f(&t.centers),
+        f(&t.blend_values),
     );
     let matrices: Vec<Mat4> = palettes
         .chunks_exact(16)
@@ -226,17 +237,11 @@ fn f32_forward_is_the_library_reference() {
     let joint_centers: Vec<Vec3> = origins.chunks_exact(3).map(Vec3::from_slice).collect();
     let rotation_centers: Vec<Vec3> = centers.chunks_exact(3).map(Vec3::from_slice).collect();
     let influences = crate::Influences::new(t.k, t.joints.clone(), weights.clone(), t.j).unwrap();
-    for method in [
-        Method::Linear,
-        Method::DualQuaternion,
-        Method::CenterOfRotation,
-    ] {
-        let input = crate::SkinInput::new(&positions, None, None, &influences).unwrap();
-        let input = if method == Method::CenterOfRotation {
-            input.with_rotation_centers(&rotation_centers).unwrap()
-        } else {
-            input
-        };
+    for method in Method::ALL {
+        let input = crate::SkinInput::new(&positions, None, None, &influences)
+            .and_then(|i| i.with_rotation_centers(&rotation_centers))
+            .and_then(|i| i.with_blend_values(crate::BlendValues::PerVertex(&blend_values)))
+            .unwrap();
         let options = crate::SkinOptions {
             method,
             simd: false,
@@ -258,6 +263,7 @@ fn f32_forward_is_the_library_reference() {
             weight_batch: 1,
             bind_origins: Some(&origins),
             centers: Some(&centers),
+            blend_values: Some(&blend_values),
             rigid_tolerance: crate::types::DEFAULT_RIGID_TOLERANCE,
         };
         let mut out = vec![0.0f32; t.n * 3];
@@ -306,6 +312,7 @@ fn antipodal_pair_takes_the_added_side() {
             weight_batch: 1,
             bind_origins: None,
             centers: None,
+            blend_values: None,
             rigid_tolerance: crate::types::DEFAULT_RIGID_TOLERANCE,
         };
         let mut out = [0.0; 3];

@@ -20,6 +20,8 @@ pub(crate) struct Vertex<'a, T> {
     pub weights: &'a [T],
     /// CoR's center of rotation (`None`, or not finite: skinned by DQS).
     pub center: Option<V3<T>>,
+    /// Blended's blend value (0 = LBS, 1 = DQS; held fixed: no gradient flows to it).
+    pub blend: T,
 }
 
 /// What a backward adds into.
@@ -80,6 +82,22 @@ pub(crate) fn forward<T: Real>(
                 }
             }
         }
+        // As the library: only LBS at 0, only DQS at 1, else `l + b (d − l)`.
+        Method::Blended => {
+            let dq = || {
+                let b = DqBlend::of(joints, v, s);
+                dq_point(b.r, b.e, b.apply(v.p))
+            };
+            let l = || transform(&linear(joints, v, s), v.p);
+            if v.blend <= T::ZERO {
+                l()
+            } else if v.blend >= T::ONE {
+                dq()
+            } else {
+                let l = l();
+                add(l, scale(sub(dq(), l), v.blend))
+            }
+        }
     }
 }
 
@@ -102,6 +120,43 @@ pub(crate) fn backward<T: Real>(
             None => dq_backward(joints, v, s, g, sink),
             Some(c) => cor_backward(joints, v, s, c, g, sink),
         },
+        // `(1 − b)` of LBS's gradient and `b` of DQS's, each method alone at its end.
+        Method::Blended => {
+            if v.blend <= T::ZERO {
+                linear_backward(joints, v, s, v.p, g, sink);
+            } else if v.blend >= T::ONE {
+                dq_backward(joints, v, s, g, sink);
+            } else {
+                let Sink {
+                    gp,
+                    mut gw,
+                    joints: acc,
+                } = sink;
+                linear_backward(
+                    joints,
+                    v,
+                    s,
+                    v.p,
+                    scale(g, T::ONE - v.blend),
+                    Sink {
+                        gp: &mut *gp,
+                        gw: gw.as_deref_mut(),
+                        joints: &mut *acc,
+                    },
+                );
+                dq_backward(
+                    joints,
+                    v,
+                    s,
+                    scale(g, v.blend),
+                    Sink {
+                        gp,
+                        gw,
+                        joints: acc,
+                    },
+                );
+            }
+        }
     }
 }
 
