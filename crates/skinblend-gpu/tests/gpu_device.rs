@@ -233,6 +233,22 @@ fn an_empty_mesh_skins_to_nothing() {
         .expect("skin");
     assert!(skinned.positions.is_empty());
     assert_eq!(mesh.dispatch_count(), 0);
+    // Blended with one value for the (empty) mesh: nothing to upload, nothing to skin.
+    let input = SkinInput::new(&[], None, None, &influences)
+        .expect("input")
+        .with_blend_values(BlendValues::Uniform(0.5))
+        .expect("blend value");
+    let mut mesh = gpu.upload(&input).expect("upload");
+    assert!(mesh.has_blend_values());
+    let options = SkinOptions {
+        method: Method::Blended,
+        ..SkinOptions::default()
+    };
+    let palette = prepare(&[Mat4::IDENTITY; 2], None, &options).expect("palette");
+    let skinned = gpu
+        .skin_and_read_back(&mut mesh, &palette, RunOptions::default())
+        .expect("skin blended");
+    assert!(skinned.positions.is_empty());
 }
 
 fn a_lost_device_is_an_error_not_a_panic() {
