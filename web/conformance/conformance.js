@@ -59,7 +59,9 @@ function rowsOf(palette, j) {
   return out;
 }
 
-// The palette uniform block's bytes for a method (the layout of skinblend_gpu::GpuPalette).
+// The palette uniform block's bytes for a method (the layout of skinblend_gpu::GpuPalette): LBS
+// the skin matrix's rows (48 bytes); DQS the dual quaternion, residual rows and rigid flag (96);
+// CoR and blended that entry, then the skin matrix's rows (144).
 function paletteBlock(method, iface, frame, jointCount) {
   const words = iface.palette_entry_bytes / 4;
   const buffer = new ArrayBuffer(iface.uniform_palette_joints * iface.palette_entry_bytes);
@@ -74,7 +76,7 @@ function paletteBlock(method, iface, frame, jointCount) {
     f.set(frame.dual_quats.subarray(8 * j, 8 * j + 8), base);
     f.set(frame.residuals.subarray(12 * j, 12 * j + 12), base + 8);
     u[base + 20] = frame.rigid[j];
-    if (method === 'cor') f.set(rowsOf(frame.palette, j), base + 24);
+    if (words >= 36) f.set(rowsOf(frame.palette, j), base + 24);
   }
   return buffer;
 }
@@ -87,8 +89,12 @@ async function loadCase(c) {
     joints: await fetchU32('vectors/' + v.joints),
     weights: await fetchF32('vectors/' + v.weights),
     centers: await fetchF32('vectors/' + v.centers),
+    blend: v.blend_values ? await fetchF32('vectors/' + v.blend_values) : null,
   };
 }
+
+// Per role of a method's own vertex input: the case's array and its components.
+const EXTRA_INPUTS = { center: ['centers', 4], blend: ['blend', 1] };
 
 async function loadFrame(frame) {
   return {
@@ -121,7 +127,13 @@ function run(gl, p, method, iface, data, frame, n, jointCount) {
     attribute(gl, 2, data.joints, 4, true),
     attribute(gl, 3, data.weights, 4, false),
   ];
-  if (method === 'cor') buffers.push(attribute(gl, 4, data.centers, 4, false));
+  // The method's own input (CoR's center, blended's blend value) where the interface names one.
+  for (const [role, [key, size]] of Object.entries(EXTRA_INPUTS)) {
+    const location = iface.attributes[role];
+    if (location === null || location === undefined) continue;
+    if (!data[key]) throw new Error(`${iface.file} reads ${role}, the vectors have no ${key} (vectors older than this page)`);
+    buffers.push(attribute(gl, location, data[key], size, false));
+  }
 
   const paletteBuffer = gl.createBuffer();
   gl.bindBuffer(gl.UNIFORM_BUFFER, paletteBuffer);

@@ -18,7 +18,7 @@ pub struct GpuEvidence {
     /// The adapter's name and backend.
     pub adapter: String,
     /// Methods this adapter cannot run, whose rows were computed on the CPU: none, except CoR
-    /// on a device with fewer than 9 storage buffers per shader stage (see
+    /// and blended on a device with fewer than 9 storage buffers per shader stage (see
     /// `GpuSkinner::supports`).
     pub cpu_methods: Vec<Method>,
     /// The largest relative difference between GPU and CPU vertices over all GPU rows.
@@ -30,8 +30,9 @@ pub fn open_gpu() -> Result<GpuSkinner> {
     GpuSkinner::new().context("--gpu needs a GPU adapter")
 }
 
-/// The evidence rows with every mesh skinned on the GPU (LBS, DQS and CoR, the centers of
-/// rotation computed on the CPU and uploaded with the mesh): `skinblend::evidence::rows_on`
+/// The evidence rows with every mesh skinned on the GPU (every method of `Method::ALL`: LBS,
+/// DQS, CoR and blended, the centers of rotation computed on the CPU and uploaded with the mesh
+/// as are the fixtures' blend values): `skinblend::evidence::rows_on`
 /// with the GPU as the backend, so skinned and measured exactly as on the CPU.
 pub fn evidence_rows() -> Result<GpuEvidence> {
     let gpu = open_gpu()?;

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use serde_json::json;
 use skinblend::Method;
 use skinblend_gltf::export::write_atomically;
-use skinblend_gpu::shaders::{palette_entry_bytes, ShaderLanguage};
+use skinblend_gpu::shaders::{palette_entry_bytes, ShaderInput, ShaderLanguage};
 
 /// The `--method` value that names every method.
 pub const ALL_METHODS: &str = "all";
@@ -56,10 +56,8 @@ pub fn run(language: &str, method: &str, dir: &Path) -> Result<()> {
             "clip_from_world": shader.interface.clip_from_world,
             "position_output": shader.interface.position_output,
             "normal_output": shader.interface.normal_output,
-            "attributes": {
-                "position": 0, "normal": 1, "joints": 2, "weights": 3,
-                "center": if method == Method::CenterOfRotation { json!(4) } else { json!(null) },
-            },
+            // Every role a method may read, with its location or null where this one does not.
+            "attributes": attribute_locations(&shader.interface.inputs),
             "attribute_names": attribute_names,
             "apis": apis(language),
         }));
@@ -69,6 +67,20 @@ pub fn run(language: &str, method: &str, dir: &Path) -> Result<()> {
     write_atomically(&path, &text)?;
     println!("{}", path.display());
     Ok(())
+}
+
+/// The location of every vertex input role any method reads (`null` where this shader has no
+/// such input): position, normal, joints, weights, then CoR's center and blended's blend value.
+fn attribute_locations(inputs: &[ShaderInput]) -> serde_json::Value {
+    let locations: serde_json::Map<String, serde_json::Value> =
+        ["position", "normal", "joints", "weights", "center", "blend"]
+            .into_iter()
+            .map(|role| {
+                let location = inputs.iter().find(|i| i.role == role).map(|i| i.location);
+                (role.to_string(), json!(location))
+            })
+            .collect();
+    serde_json::Value::Object(locations)
 }
 
 /// The graphics APIs a `language` file is written for, with how its resources are bound.
@@ -137,10 +149,11 @@ pub fn conformance(dir: &Path, models: Option<&Path>) -> Result<()> {
         eprintln!("  {name}");
     })?;
     println!(
-        "{} cases, {} frames, {} vertices (each for linear, dq and cor) in {}; manifest: {}",
+        "{} cases, {} frames, {} vertices (each for {}) in {}; manifest: {}",
         summary.cases.len(),
         summary.frames,
         summary.vertices,
+        Method::names().join(", "),
         dir.display(),
         dir.join("manifest.json").display()
     );

@@ -27,7 +27,12 @@ fn shaders_writes_every_language_and_method() {
         )
         .expect("json");
         let shaders = interface["shaders"].as_array().expect("shaders");
-        assert_eq!(shaders.len(), 3, "{lang}");
+        assert_eq!(shaders.len(), Method::ALL.len(), "{lang}");
+        let methods: Vec<&str> = shaders
+            .iter()
+            .map(|s| s["method"].as_str().unwrap())
+            .collect();
+        assert_eq!(methods, Method::names(), "{lang}");
         for shader in shaders {
             let text = std::fs::read_to_string(dir.join(shader["file"].as_str().unwrap()))
                 .expect("shader file");
@@ -54,16 +59,36 @@ fn shaders_writes_every_language_and_method() {
             assert!(shader["apis"].is_object(), "{lang}: no apis");
         }
     }
-    let out = skinblend(&[
-        "shaders",
-        "--lang",
-        "glsl-es",
-        "--method",
-        "dq",
-        "-o",
-        dir.to_str().unwrap(),
-    ]);
-    assert!(out.status.success());
+    for method in ["dq", "blended"] {
+        let out = skinblend(&[
+            "shaders",
+            "--lang",
+            "glsl-es",
+            "--method",
+            method,
+            "-o",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{method}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Blended's own input, the blend value, is attribute 4, named and documented.
+    let interface: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.join("interface-glsl-es.json")).expect("interface"),
+    )
+    .expect("json");
+    let blended = &interface["shaders"][0];
+    assert_eq!(blended["method"], "blended");
+    assert_eq!(blended["attributes"]["blend"], 4);
+    assert!(blended["attributes"]["center"].is_null());
+    let text = std::fs::read_to_string(dir.join(blended["file"].as_str().unwrap())).expect("file");
+    assert!(
+        text.contains("_SKINBLEND_DQ_BLEND"),
+        "the header names the attribute"
+    );
     let out = skinblend(&["shaders", "--lang", "cobol", "-o", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "bad language is bad usage");
 }
@@ -139,6 +164,9 @@ fn conformance_writes_the_cases_the_manifest_names() {
             read_f32(&dir.join(v["weights"].as_str().unwrap())).len(),
             4 * n
         );
+        let blend = read_f32(&dir.join(v["blend_values"].as_str().unwrap()));
+        assert_eq!(blend.len(), n);
+        assert!(blend.iter().all(|b| (0.0..=1.0).contains(b)));
         for frame in case["frames"].as_array().unwrap() {
             assert_eq!(
                 read_f32(&dir.join(frame["palette"].as_str().unwrap())).len(),
@@ -209,6 +237,13 @@ fn webgl2_page_agrees_with_every_vector() {
         stdout.contains("dq: ") && !stdout.contains(" 0 undefined normals"),
         "{stdout}"
     );
+    // Every method's shader ran over the vectors.
+    for method in Method::names() {
+        assert!(
+            stdout.contains(&format!("\n{method}: ")),
+            "{method}: {stdout}"
+        );
+    }
 }
 
 skinblend_testkit::test_main!(

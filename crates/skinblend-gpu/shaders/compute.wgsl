@@ -12,10 +12,14 @@
 //   6 storage  read_write output: per vertex `output_stride` f32: position (3), then normal (3)
 //              when the mesh has normals, then tangent (4) when it has tangents
 //   7 storage  read_write counters (atomics, the whole frame)
-//   8 storage  the palette (array<SkinAffine>, array<SkinDualQuatJoint> or array<SkinCorJoint>)
-//   9 storage  CoR only (declared in compute_cor.wgsl; in the layout only where the device has
-//              9 storage buffers per stage): the centers of rotation, vec4 per vertex (xyz the
-//              center, w = 1 has one / 0 none; a dummy when the mesh has none)
+//   8 storage  the palette (array<SkinAffine>, array<SkinDualQuatJoint> or, for CoR and
+//              blended, array<SkinCorJoint>)
+//   9 storage  the method's per-vertex extra (in the layout only where the device has 9 storage
+//              buffers per stage; declared by the kernel that reads it):
+//              CoR (compute_cor.wgsl): the centers of rotation, vec4 per vertex (xyz the
+//              center, w = 1 has one / 0 none; a dummy when the mesh has none);
+//              blended (compute_blended.wgsl, its own bind groups): the blend values, f32 per
+//              vertex (a uniform value repeated)
 
 struct SkinParams {
     vertex_count: u32,

@@ -1,6 +1,8 @@
 // skinblend WGSL: linear blend skinning (LBS). Needs skinning.wgsl and a palette declared as
 //     var<storage, read> skin_linear_palette: array<SkinAffine>;
-// (one skin matrix per joint, rows; see `GpuLinearJoint` on the Rust side).
+// (one skin matrix per joint, rows; see `GpuLinearJoint` on the Rust side). The functions that
+// apply a blended matrix (`skin_affine_point`, `skin_linear_normal`, `skin_linear_tangent`) are in
+// skinning.wgsl: blended skinning applies one too.
 
 // sum + weight * (joint's skin matrix).
 fn skin_linear_add(sum: SkinAffine, joint: u32, weight: f32) -> SkinAffine {
@@ -25,23 +27,4 @@ fn skin_linear_blend4(joints: vec4<u32>, weights: vec4<f32>) -> SkinAffine {
         }
     }
     return m;
-}
-
-// A normal under a blended skin matrix: the inverse transpose of its 3x3 (through the cofactor,
-// so a singular blend gives no NaN), normalized; `n` itself when that direction is zero.
-fn skin_linear_normal(m: SkinAffine, n: vec3<f32>) -> vec3<f32> {
-    let normal_matrix = skin_normal_matrix(skin_affine_matrix3(m));
-    return skin_normalize_or(normal_matrix.matrix * n, n);
-}
-
-// A tangent (xyz direction, w handedness) under a blended skin matrix: the 3x3 applied and
-// normalized; w flips where the 3x3 mirrors (negative determinant).
-fn skin_linear_tangent(m: SkinAffine, t: vec4<f32>) -> vec4<f32> {
-    let a = skin_affine_matrix3(m);
-    let direction = skin_normalize_or(a * t.xyz, t.xyz);
-    var w = t.w;
-    if skin_determinant(a) < 0.0 {
-        w = -w;
-    }
-    return vec4<f32>(direction, w);
 }

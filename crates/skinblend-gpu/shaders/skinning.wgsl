@@ -5,11 +5,13 @@
 // dot(row2, (p, 1))). Quaternions are (x, y, z, w). A dual quaternion is (real, dual) with
 // dual = 1/2 (0, t) real: rotate by `real`, then translate by t.
 //
-// This file declares no bindings. `linear.wgsl`, `dual_quat.wgsl` and `center_of_rotation.wgsl`
-// read a palette global that the including shader declares (the Rust functions
-// `linear_skinning_wgsl(group, binding)`, `dual_quat_skinning_wgsl(group, binding)` and
-// `cor_skinning_wgsl(group, binding)` emit the declaration and the files for you). The blend
-// of dual quaternions below reads no palette: DQS and CoR both finish with it.
+// This file declares no bindings. `linear.wgsl`, `dual_quat.wgsl`, `center_of_rotation.wgsl`
+// and `blended.wgsl` read a palette global that the including shader declares (the Rust
+// functions `linear_skinning_wgsl(group, binding)`, `dual_quat_skinning_wgsl(group, binding)`,
+// `cor_skinning_wgsl(group, binding)` and `blended_skinning_wgsl(group, binding)` emit the
+// declaration and the files for you). The functions that apply a blended skin matrix and the
+// blend of dual quaternions below read no palette: LBS and blended apply the one, DQS, CoR and
+// blended finish with the other.
 
 // A 3x4 affine map stored as its three rows: 48 bytes, 16-byte aligned. The LBS palette is an
 // array of these (one skin matrix world_from_joint * joint_from_bind per joint).
@@ -31,9 +33,9 @@ struct SkinDualQuatJoint {
     rigid: u32,
 }
 
-// One joint of a CoR palette: 144 bytes. `dual_quat`: the joint's DQS entry (its split, as
-// above); `linear`: its full skin matrix as rows, the LBS entry, which places each vertex's
-// center of rotation.
+// One joint of a CoR or blended palette: 144 bytes. `dual_quat`: the joint's DQS entry (its
+// split, as above); `linear`: its full skin matrix as rows, the LBS entry, which places each
+// vertex's center of rotation (CoR) or is blended into the LBS result (blended).
 struct SkinCorJoint {
     dual_quat: SkinDualQuatJoint,
     linear: SkinAffine,
@@ -112,6 +114,25 @@ fn skin_normalize_or(v: vec3<f32>, fallback: vec3<f32>) -> vec3<f32> {
         return v * (1.0 / len);
     }
     return fallback;
+}
+
+// A normal under a blended skin matrix: the inverse transpose of its 3x3 (through the cofactor,
+// so a singular blend gives no NaN), normalized; `n` itself when that direction is zero.
+fn skin_linear_normal(m: SkinAffine, n: vec3<f32>) -> vec3<f32> {
+    let normal_matrix = skin_normal_matrix(skin_affine_matrix3(m));
+    return skin_normalize_or(normal_matrix.matrix * n, n);
+}
+
+// A tangent (xyz direction, w handedness) under a blended skin matrix: the 3x3 applied and
+// normalized; w flips where the 3x3 mirrors (negative determinant).
+fn skin_linear_tangent(m: SkinAffine, t: vec4<f32>) -> vec4<f32> {
+    let a = skin_affine_matrix3(m);
+    let direction = skin_normalize_or(a * t.xyz, t.xyz);
+    var w = t.w;
+    if skin_determinant(a) < 0.0 {
+        w = -w;
+    }
+    return vec4<f32>(direction, w);
 }
 
 // Applies a dual quaternion (unit real part) to a point: Kavan et al.'s form

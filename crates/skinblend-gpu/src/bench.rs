@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use glam::{Mat4, Vec3, Vec4};
 use skinblend::fixtures::{benchmark_mesh, BenchmarkMesh};
-use skinblend::{prepare, Influences, Method, SkinInput, SkinOptions};
+use skinblend::{prepare, BlendValues, Influences, Method, SkinInput, SkinOptions};
 
 use crate::{GpuError, GpuSkinner};
 
@@ -49,7 +49,7 @@ pub struct GpuBenchRow {
     /// The adapter's name.
     pub adapter: String,
     /// Bytes one frame's kernel reads from the mesh and writes to the output (the palette,
-    /// a few KiB, is not counted; CoR's per-vertex centers are).
+    /// a few KiB, is not counted; CoR's per-vertex centers and blended's blend values are).
     pub bytes_per_frame: u64,
     /// The compute pass alone, from timestamps; `None` when the device has no timestamp queries.
     pub kernel_s: Option<f64>,
@@ -104,18 +104,19 @@ impl GpuBenchRow {
 pub fn bytes_per_vertex(method: Method, influences: usize, normals: bool, tangents: bool) -> u64 {
     let k = influences as u64;
     let attributes = 12 + 12 * u64::from(normals) + 16 * u64::from(tangents);
-    // CoR also reads the vertex's center of rotation, one vec4.
-    let centers = if method == Method::CenterOfRotation {
-        16
-    } else {
-        0
+    // CoR also reads the vertex's center of rotation, one vec4; blended its blend value, an f32.
+    let extra = match method {
+        Method::CenterOfRotation => 16,
+        Method::Blended => 4,
+        Method::Linear | Method::DualQuaternion => 0,
     };
     // Read: attributes, u16 joint indices, f32 weights; write: the same attributes.
-    attributes + 2 * k + 4 * k + centers + attributes
+    attributes + 2 * k + 4 * k + extra + attributes
 }
 
 /// The benchmark rig ([`bench_rig`]) as the GPU benchmark uploads it, with a center of rotation
-/// for every vertex (CoR's full path).
+/// for every vertex (CoR's full path) and a blend value strictly between 0 and 1 for every
+/// vertex (blended's full path: both blends).
 #[derive(Debug, Clone)]
 pub struct SyntheticRig {
     /// Bind-pose positions.
@@ -131,11 +132,15 @@ pub struct SyntheticRig {
     /// Centers of rotation, one per vertex: the vertex itself, so every vertex takes CoR's full
     /// path (no precomputation: the benchmark measures the kernel, not the centers).
     pub rotation_centers: Vec<Vec3>,
+    /// Blend values, one per vertex, cycling through 1/8 .. 7/8: every vertex evaluates both
+    /// LBS and DQS (at 0 or 1 only one would run, and the benchmark would measure that method).
+    pub blend_values: Vec<f32>,
 }
 
 impl SyntheticRig {
     /// Builds the rig (allocates it; O(vertices · k)): [`bench_rig`], the CPU benchmark's mesh,
-    /// with a center of rotation at every vertex (CoR's full path, as the CPU benchmark has it).
+    /// with a center of rotation at every vertex (CoR's full path, as the CPU benchmark has it)
+    /// and a blend value between 0 and 1 at every vertex.
     ///
     /// # Errors
     /// Only if `influences` is 0 ([`skinblend::SkinError::ZeroInfluencesPerVertex`]).
@@ -146,6 +151,7 @@ impl SyntheticRig {
         let mesh = bench_rig(vertices, influences);
         Ok(Self {
             rotation_centers: mesh.positions.clone(),
+            blend_values: (0..vertices).map(|v| (v % 7 + 1) as f32 / 8.0).collect(),
             positions: mesh.positions,
             normals: mesh.normals,
             tangents: mesh.tangents,
@@ -230,6 +236,9 @@ pub fn run(gpu: &GpuSkinner, case: &GpuBenchCase) -> Result<GpuBenchRow, GpuErro
     )?;
     if case.method == Method::CenterOfRotation {
         input = input.with_rotation_centers(&rig.rotation_centers)?;
+    }
+    if case.method == Method::Blended {
+        input = input.with_blend_values(BlendValues::PerVertex(&rig.blend_values))?;
     }
     let mut mesh = gpu.upload(&input)?;
     let options = SkinOptions {

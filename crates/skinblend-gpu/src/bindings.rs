@@ -16,10 +16,11 @@ pub const WORKGROUP_SIZE: u32 = 64;
 /// `shaders/compute.wgsl`); WebGPU's default limit is exactly this.
 pub(crate) const STORAGE_BINDINGS: u32 = 8;
 
-/// Storage bindings the CoR kernel uses in one stage: the eight above and the per-vertex
-/// centers of rotation (binding 9). A device with fewer skins LBS and DQS but refuses CoR with
+/// Storage bindings the CoR and blended kernels use in one stage: the eight above and the
+/// method's per-vertex extra (binding 9: CoR's centers of rotation, blended's blend values). A
+/// device with fewer skins LBS and DQS but refuses CoR and blended with
 /// [`crate::GpuError::UnsuitableAdapter`].
-pub(crate) const COR_STORAGE_BINDINGS: u32 = 9;
+pub(crate) const EXTRAS_STORAGE_BINDINGS: u32 = 9;
 
 /// The smallest buffer the crate creates: bindings may not be empty, and 16 bytes holds one
 /// `vec4` (the dummy tangent buffer of a mesh without tangents).
@@ -58,7 +59,8 @@ pub(crate) fn params_flags(normals: bool, tangents: bool, renormalize: bool) -> 
 }
 
 /// The layout of `shaders/compute.wgsl`'s bindings (see the table there), binding 9 (the CoR
-/// kernel's centers) last so that a device without the CoR kernel can leave it off.
+/// kernel's centers, the blended kernel's blend values) last so that a device without those
+/// kernels can leave it off.
 pub(crate) fn bind_group_layout_entries() -> [wgpu::BindGroupLayoutEntry; 10] {
     let storage = |binding, read_only| wgpu::BindGroupLayoutEntry {
         binding,

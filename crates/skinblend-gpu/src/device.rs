@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use skinblend::Method;
 
-use crate::bindings::{bind_group_layout_entries, COR_STORAGE_BINDINGS, STORAGE_BINDINGS};
+use crate::bindings::{bind_group_layout_entries, EXTRAS_STORAGE_BINDINGS, STORAGE_BINDINGS};
 use crate::error::ErrorScopes;
 use crate::wgsl;
 use crate::GpuError;
@@ -49,7 +49,8 @@ impl DeviceState {
     }
 }
 
-/// A wgpu device with the LBS, DQS and CoR compute pipelines: uploads meshes, skins them.
+/// A wgpu device with the LBS, DQS, CoR and blended compute pipelines: uploads meshes, skins
+/// them.
 ///
 /// Create one per device and reuse it; it is cheap to share by reference. Every method returns
 /// a [`GpuError`] instead of panicking, including when no adapter exists or the device is lost.
@@ -63,9 +64,11 @@ pub struct GpuSkinner {
     pub(crate) layout: wgpu::BindGroupLayout,
     pub(crate) linear: wgpu::ComputePipeline,
     pub(crate) dual_quat: wgpu::ComputePipeline,
-    /// `None` on a device with fewer than [`COR_STORAGE_BINDINGS`] storage buffers per stage;
+    /// `None` on a device with fewer than [`EXTRAS_STORAGE_BINDINGS`] storage buffers per stage;
     /// the bind group layout then has no binding 9.
     pub(crate) center_of_rotation: Option<wgpu::ComputePipeline>,
+    /// The blended kernel: `None` where `center_of_rotation` is (it reads binding 9 too).
+    pub(crate) blended: Option<wgpu::ComputePipeline>,
     state: Arc<DeviceState>,
     pub(crate) max_vertices_per_dispatch: Option<u32>,
 }
@@ -134,10 +137,11 @@ impl GpuSkinner {
     }
 
     /// Uses a device you created (a renderer's), so the output buffers live on it. The device
-    /// needs 8 storage buffers per shader stage, and 9 for centers of rotation (with 8, CoR is
-    /// refused: see [`GpuSkinner::supports`]); `TIMESTAMP_QUERY` is used by the benchmark when
-    /// enabled. Replaces the device's uncaptured-error handler and device-lost callback with
-    /// ones that turn those events into [`GpuError`]s.
+    /// needs 8 storage buffers per shader stage, and 9 for centers of rotation and blended
+    /// skinning (with 8, CoR and blended are refused: see [`GpuSkinner::supports`]);
+    /// `TIMESTAMP_QUERY` is used by the benchmark when enabled. Replaces the device's
+    /// uncaptured-error handler and device-lost callback with ones that turn those events into
+    /// [`GpuError`]s.
     ///
     /// # Errors
     /// [`GpuError::UnsuitableAdapter`], [`GpuError::Wgpu`] if the shaders fail to build.
@@ -167,12 +171,12 @@ impl GpuSkinner {
             DeviceState::set(&on_lost.lost, format!("{reason:?}: {message}"));
         });
 
-        let with_centers = limits.max_storage_buffers_per_shader_stage >= COR_STORAGE_BINDINGS;
+        let with_extras = limits.max_storage_buffers_per_shader_stage >= EXTRAS_STORAGE_BINDINGS;
         let scope = ErrorScopes::push(&device);
         let entries = bind_group_layout_entries();
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("skinblend-gpu bind group layout"),
-            entries: if with_centers {
+            entries: if with_extras {
                 &entries[..]
             } else {
                 &entries[..entries.len() - 1]
@@ -207,11 +211,18 @@ impl GpuSkinner {
             wgsl::compute_dual_quat_source(),
             "skin_dual_quat_main",
         );
-        let center_of_rotation = with_centers.then(|| {
+        let center_of_rotation = with_extras.then(|| {
             pipeline(
                 "skinblend-gpu centers of rotation skinning",
                 wgsl::compute_cor_source(),
                 "skin_cor_main",
+            )
+        });
+        let blended = with_extras.then(|| {
+            pipeline(
+                "skinblend-gpu blended skinning",
+                wgsl::compute_blended_source(),
+                "skin_blended_main",
             )
         });
         scope.pop("building the compute pipelines")?;
@@ -225,6 +236,7 @@ impl GpuSkinner {
             linear,
             dual_quat,
             center_of_rotation,
+            blended,
             state,
             max_vertices_per_dispatch,
         };
@@ -232,16 +244,16 @@ impl GpuSkinner {
         Ok(skinner)
     }
 
-    /// Whether this device can skin with `method`: LBS and DQS always; CoR where the device has
-    /// 9 storage buffers per shader stage (a device opened by [`GpuSkinner::new`] takes the
-    /// adapter's own limit, well above 9 on common Vulkan drivers, lavapipe included; a device
-    /// created with WebGPU's default limits, 8, has not).
+    /// Whether this device can skin with `method`: LBS and DQS always; CoR and blended where
+    /// the device has 9 storage buffers per shader stage (a device opened by
+    /// [`GpuSkinner::new`] takes the adapter's own limit, well above 9 on common Vulkan drivers,
+    /// lavapipe included; a device created with WebGPU's default limits, 8, has not).
     #[must_use]
     pub fn supports(&self, method: Method) -> bool {
         match method {
             Method::Linear | Method::DualQuaternion => true,
             Method::CenterOfRotation => self.center_of_rotation.is_some(),
-            Method::Blended => false,
+            Method::Blended => self.blended.is_some(),
         }
     }
 

@@ -10,7 +10,7 @@ use skinblend::{
 };
 
 use crate::bindings::{
-    params_flags, Params, COR_STORAGE_BINDINGS, COUNTER_BYTES, MIN_BUFFER_BYTES, WORKGROUP_SIZE,
+    params_flags, Params, COUNTER_BYTES, EXTRAS_STORAGE_BINDINGS, MIN_BUFFER_BYTES, WORKGROUP_SIZE,
 };
 use crate::error::ErrorScopes;
 use crate::mesh::{Frame, GpuMesh};
@@ -27,9 +27,10 @@ impl GpuSkinner {
     /// # Errors
     /// `SkinError::PaletteLength` (as [`GpuError::Skin`]) when the palette has fewer joints
     /// than the influences address, `SkinError::MissingRotationCenters` (as [`GpuError::Skin`])
-    /// for CoR on a mesh uploaded without centers, [`GpuError::UnsuitableAdapter`] for CoR on a
-    /// device without its kernel ([`GpuSkinner::supports`]), [`GpuError::DeviceLost`],
-    /// [`GpuError::Wgpu`].
+    /// for CoR on a mesh uploaded without centers, `SkinError::MissingBlendValues` for blended
+    /// on a mesh uploaded without blend values, [`GpuError::UnsuitableAdapter`] for CoR or
+    /// blended on a device without their kernels ([`GpuSkinner::supports`]),
+    /// [`GpuError::DeviceLost`], [`GpuError::Wgpu`].
     pub fn skin(
         &self,
         mesh: &mut GpuMesh,
@@ -53,16 +54,12 @@ impl GpuSkinner {
             Method::Linear => &self.linear,
             Method::DualQuaternion => &self.dual_quat,
             Method::CenterOfRotation => {
-                let Some(pipeline) = &self.center_of_rotation else {
-                    return Err(GpuError::UnsuitableAdapter {
-                        adapter: self.adapter_info.name.clone(),
-                        what: "max_storage_buffers_per_shader_stage (for centers of rotation)",
-                        found: u64::from(self.limits.max_storage_buffers_per_shader_stage),
-                        needed: u64::from(COR_STORAGE_BINDINGS),
-                    });
-                };
+                let pipeline = self.extras_pipeline(
+                    self.center_of_rotation.as_ref(),
+                    "max_storage_buffers_per_shader_stage (for centers of rotation)",
+                )?;
                 if !mesh.has_rotation_centers {
-                    return Err(skinblend::SkinError::MissingRotationCenters {
+                    return Err(SkinError::MissingRotationCenters {
                         vertex_count: mesh.vertex_count,
                     }
                     .into());
@@ -70,11 +67,29 @@ impl GpuSkinner {
                 pipeline
             }
             Method::Blended => {
-                return Err(GpuError::UnsupportedMethod {
-                    method: palette.method().name().to_owned(),
-                })
+                let pipeline = self.extras_pipeline(
+                    self.blended.as_ref(),
+                    "max_storage_buffers_per_shader_stage (for blended skinning)",
+                )?;
+                if !mesh.has_blend_values {
+                    return Err(SkinError::MissingBlendValues {
+                        vertex_count: mesh.vertex_count,
+                    }
+                    .into());
+                }
+                pipeline
             }
         };
+        // The blended kernel reads the blend values at binding 9, the others the centers; every
+        // chunk has the blended bind group wherever the mesh has blend values and the device the
+        // blended kernel (both checked above).
+        let blended = palette.method() == Method::Blended;
+        if blended && mesh.chunks.iter().any(|c| c.blend_bind_group.is_none()) {
+            return Err(SkinError::MissingBlendValues {
+                vertex_count: mesh.vertex_count,
+            }
+            .into());
+        }
         mesh.scratch.fill(palette, Some(mesh.joint_count))?;
         let scope = ErrorScopes::push(&self.device);
         let bytes = mesh.scratch.bytes();
@@ -117,7 +132,11 @@ impl GpuSkinner {
             });
             pass.set_pipeline(pipeline);
             for chunk in &mesh.chunks {
-                pass.set_bind_group(0, &chunk.bind_group, &[]);
+                let bind_group = match &chunk.blend_bind_group {
+                    Some(blend_bind_group) if blended => blend_bind_group,
+                    _ => &chunk.bind_group,
+                };
+                pass.set_bind_group(0, bind_group, &[]);
                 pass.dispatch_workgroups(chunk.vertex_count.div_ceil(WORKGROUP_SIZE), 1, 1);
             }
         }
@@ -128,6 +147,21 @@ impl GpuSkinner {
             non_rigid_joints: palette.non_rigid_joints(),
         });
         Ok(())
+    }
+
+    /// The CoR or blended pipeline, or the error of a device without binding 9 (`what` names
+    /// the limit and the method).
+    fn extras_pipeline<'a>(
+        &self,
+        pipeline: Option<&'a wgpu::ComputePipeline>,
+        what: &'static str,
+    ) -> Result<&'a wgpu::ComputePipeline, GpuError> {
+        pipeline.ok_or_else(|| GpuError::UnsuitableAdapter {
+            adapter: self.adapter_info.name.clone(),
+            what,
+            found: u64::from(self.limits.max_storage_buffers_per_shader_stage),
+            needed: u64::from(EXTRAS_STORAGE_BINDINGS),
+        })
     }
 
     /// Waits for the last frame skinned on `mesh` and copies it back: positions, normals and

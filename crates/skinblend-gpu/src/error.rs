@@ -63,7 +63,7 @@ pub enum GpuError {
     #[error("{buffer} buffer needs {bytes} bytes, above the device's max_buffer_size of {limit}")]
     BufferTooLarge {
         /// Which buffer: `"positions"`, `"normals"`, `"tangents"`, `"joints"`, `"weights"`,
-        /// `"rotation centers"`, `"output"`, `"palette"`.
+        /// `"rotation centers"`, `"blend values"`, `"output"`, `"palette"`.
         buffer: &'static str,
         /// Bytes needed.
         bytes: u64,
@@ -82,8 +82,9 @@ pub enum GpuError {
         limit: u64,
     },
 
-    /// The palette was prepared for a method the GPU kernels do not implement.
-    #[error("method {method} is not supported on the GPU (supported: linear, dq, cor)")]
+    /// The palette was prepared for a method the GPU kernels do not implement (one added to
+    /// the core after this version of the crate: every method of `Method::ALL` runs here).
+    #[error("method {method} is not supported on the GPU by this version of skinblend-gpu")]
     UnsupportedMethod {
         /// The method's name.
         method: String,

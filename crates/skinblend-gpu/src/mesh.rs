@@ -3,7 +3,7 @@
 
 use std::num::NonZeroU64;
 
-use skinblend::SkinInput;
+use skinblend::{BlendValues, SkinInput};
 use wgpu::util::DeviceExt;
 
 use crate::bindings::{params_flags, Params, COUNTER_BYTES, MIN_BUFFER_BYTES, WORKGROUP_SIZE};
@@ -26,7 +26,11 @@ pub(crate) struct Frame {
 #[derive(Debug)]
 pub(crate) struct Chunk {
     pub(crate) vertex_count: u32,
+    /// LBS, DQS and CoR: binding 9 the centers of rotation (or a dummy).
     pub(crate) bind_group: wgpu::BindGroup,
+    /// Blended: the same bindings with the blend values at binding 9; `None` when the mesh has
+    /// none or the device no binding 9.
+    pub(crate) blend_bind_group: Option<wgpu::BindGroup>,
     pub(crate) params: wgpu::Buffer,
 }
 
@@ -45,7 +49,7 @@ pub struct OutputLayout {
 }
 
 /// A mesh uploaded once (positions, normals, tangents, influences, and the centers of rotation
-/// when the input has them) with its output buffer.
+/// and blend values when the input has them) with its output buffer.
 ///
 /// Skin it each frame with [`GpuSkinner::skin`]; read it with [`GpuSkinner::read_back`] or bind
 /// [`GpuMesh::output_buffer`] as a vertex buffer (layout in [`GpuMesh::output_layout`]).
@@ -55,6 +59,7 @@ pub struct GpuMesh {
     pub(crate) influences_per_vertex: usize,
     pub(crate) joint_count: usize,
     pub(crate) has_rotation_centers: bool,
+    pub(crate) has_blend_values: bool,
     pub(crate) layout: OutputLayout,
     pub(crate) output: wgpu::Buffer,
     pub(crate) counters: wgpu::Buffer,
@@ -95,6 +100,13 @@ impl GpuMesh {
         self.has_rotation_centers
     }
 
+    /// Whether the mesh was uploaded with blend values (needed by
+    /// [`skinblend::Method::Blended`]).
+    #[must_use]
+    pub fn has_blend_values(&self) -> bool {
+        self.has_blend_values
+    }
+
     /// Number of dispatches one frame takes (1 unless the mesh exceeds a device limit or
     /// [`crate::GpuOptions::max_vertices_per_dispatch`]).
     #[must_use]
@@ -107,9 +119,13 @@ impl GpuSkinner {
     /// Uploads a mesh once: positions, normals and tangents when present, influences (any k;
     /// joint indices packed two u16 per u32), the centers of rotation when the input has them
     /// ([`SkinInput::with_rotation_centers`]; one `vec4` per vertex, `w` = 1 with a center, 0
-    /// without, see [`crate::gpu_rotation_centers`]), and creates the output, counter and
-    /// palette buffers and one bind group per dispatch chunk. Allocates GPU memory for all of
-    /// them. A mesh with centers can be skinned by every method; one without, by LBS and DQS.
+    /// without, see [`crate::gpu_rotation_centers`]), the blend values when it has them
+    /// ([`SkinInput::with_blend_values`]; one `f32` per vertex, a uniform value repeated), and
+    /// creates the output, counter and palette buffers and one bind group per dispatch chunk
+    /// (two with blend values: the blended kernel's reads them where CoR's reads the centers).
+    /// Allocates GPU memory for all of them. A mesh with centers and blend values can be skinned
+    /// by every method; one without centers not by CoR, one without blend values not by
+    /// blended.
     ///
     /// # Errors
     /// [`GpuError::BufferTooLarge`] when an attribute exceeds the device's `max_buffer_size`,
@@ -123,11 +139,15 @@ impl GpuSkinner {
         let joint_count = influences.joint_count();
         let has_normals = input.normals().is_some();
         let has_tangents = input.tangents().is_some();
-        // Centers are only worth uploading where the CoR kernel can read them.
-        let with_centers_binding = self.center_of_rotation.is_some();
+        // Centers and blend values are only worth uploading where the CoR and blended kernels
+        // can read them (binding 9).
+        let with_extras_binding = self.center_of_rotation.is_some() && self.blended.is_some();
         let centers_in = input.rotation_centers();
         let has_centers = centers_in.is_some();
-        let upload_centers = has_centers && with_centers_binding;
+        let upload_centers = has_centers && with_extras_binding;
+        let blend_in = input.blend_values();
+        let has_blend_values = blend_in.is_some();
+        let upload_blend = has_blend_values && with_extras_binding;
         let layout = output_layout(has_normals, has_tangents);
         let stride_floats = u32::try_from(layout.stride_bytes / 4).unwrap_or(u32::MAX);
 
@@ -148,6 +168,9 @@ impl GpuSkinner {
         }
         if upload_centers {
             per_vertex.push(("rotation centers", 16));
+        }
+        if upload_blend {
+            per_vertex.push(("blend values", 4));
         }
         let n = vertex_count as u64;
         for &(buffer, bytes_per_vertex) in &per_vertex {
@@ -212,6 +235,19 @@ impl GpuSkinner {
             storage,
         );
         drop(centers_bytes);
+        let blend_values = match blend_in.filter(|_| upload_blend) {
+            Some(BlendValues::PerVertex(values)) => Some(self.buffer_init(
+                "skinblend-gpu blend values",
+                bytemuck::cast_slice(values),
+                storage,
+            )),
+            Some(BlendValues::Uniform(value)) => Some(self.buffer_init(
+                "skinblend-gpu blend values (one for the mesh)",
+                bytemuck::cast_slice(&vec![value; vertex_count]),
+                storage,
+            )),
+            None => None,
+        };
         let joints = self.buffer_init(
             "skinblend-gpu joint indices",
             bytemuck::cast_slice(influences.joints()),
@@ -297,16 +333,27 @@ impl GpuSkinner {
             let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("skinblend-gpu chunk bind group"),
                 layout: &self.layout,
-                // Binding 9 exists only in a layout with the CoR kernel.
-                entries: if with_centers_binding {
+                // Binding 9 exists only in a layout with the CoR and blended kernels.
+                entries: if with_extras_binding {
                     &entries[..]
                 } else {
                     &entries[..entries.len() - 1]
                 },
             });
+            // The blended kernel's: the blend values where the centers were (only with binding 9).
+            let blend_bind_group = blend_values.as_ref().map(|blend_values| {
+                let mut entries = entries.clone();
+                entries[9] = entry(9, range(blend_values, 4));
+                self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("skinblend-gpu chunk bind group (blended)"),
+                    layout: &self.layout,
+                    entries: &entries,
+                })
+            });
             chunks.push(Chunk {
                 vertex_count: params.vertex_count,
                 bind_group,
+                blend_bind_group,
                 params: params_buffer,
             });
             first += count;
@@ -318,6 +365,7 @@ impl GpuSkinner {
             influences_per_vertex: k,
             joint_count,
             has_rotation_centers: has_centers,
+            has_blend_values,
             layout,
             output,
             counters,
@@ -326,7 +374,10 @@ impl GpuSkinner {
             renormalize: true,
             scratch: GpuPalette::Linear(Vec::new()),
             frame: None,
-            _inputs: vec![positions, normals, tangents, joints, weights, centers],
+            _inputs: [positions, normals, tangents, joints, weights, centers]
+                .into_iter()
+                .chain(blend_values)
+                .collect(),
         })
     }
 

@@ -32,10 +32,10 @@ pub struct GpuDualQuatJoint {
     pub padding: [u32; 3],
 }
 
-/// One CoR joint, WGSL `SkinCorJoint`. 144 bytes: the joint's DQS entry at 0 (its split: the
-/// rotation, which turns the vertex, and the residual), then its full skin matrix's rows at 96
-/// (the LBS entry, which places the vertex's center of rotation). No padding beyond the DQS
-/// entry's own.
+/// One CoR or blended joint, WGSL `SkinCorJoint`. 144 bytes: the joint's DQS entry at 0 (its
+/// split: the rotation, which turns the vertex, and the residual), then its full skin matrix's
+/// rows at 96 (the LBS entry, which places the vertex's center of rotation under CoR and is
+/// blended into the LBS result under blended skinning). No padding beyond the DQS entry's own.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
 pub struct GpuCorJoint {
@@ -100,6 +100,8 @@ pub enum GpuPalette {
     DualQuaternion(Vec<GpuDualQuatJoint>),
     /// For [`Method::CenterOfRotation`].
     CenterOfRotation(Vec<GpuCorJoint>),
+    /// For [`Method::Blended`]: the same entries as CoR (the DQS entry and the LBS matrix).
+    Blended(Vec<GpuCorJoint>),
 }
 
 fn dual_quat_joint(dq: &skinblend::DualQuat, residual: &Affine3A, rigid: bool) -> GpuDualQuatJoint {
@@ -114,8 +116,8 @@ fn dual_quat_joint(dq: &skinblend::DualQuat, residual: &Affine3A, rigid: bool) -
 
 impl GpuPalette {
     /// Converts the first `joint_count` joints of `palette` (all of them when `None`). The DQS
-    /// entries are the core's own split (dual quaternion, residual, rigid flag), and the CoR
-    /// entries that split beside the core's 3x4 skin matrix, so CPU and GPU share one
+    /// entries are the core's own split (dual quaternion, residual, rigid flag), and the CoR and
+    /// blended entries that split beside the core's 3x4 skin matrix, so CPU and GPU share one
     /// definition. Allocates the result.
     ///
     /// # Errors
@@ -155,7 +157,9 @@ impl GpuPalette {
             Method::Linear => {
                 let mut joints = match std::mem::replace(self, Self::Linear(Vec::new())) {
                     Self::Linear(v) => v,
-                    Self::DualQuaternion(_) | Self::CenterOfRotation(_) => Vec::new(),
+                    Self::DualQuaternion(_) | Self::CenterOfRotation(_) | Self::Blended(_) => {
+                        Vec::new()
+                    }
                 };
                 joints.clear();
                 joints.extend(
@@ -168,7 +172,7 @@ impl GpuPalette {
             Method::DualQuaternion => {
                 let mut joints = match std::mem::replace(self, Self::Linear(Vec::new())) {
                     Self::DualQuaternion(v) => v,
-                    Self::Linear(_) | Self::CenterOfRotation(_) => Vec::new(),
+                    Self::Linear(_) | Self::CenterOfRotation(_) | Self::Blended(_) => Vec::new(),
                 };
                 joints.clear();
                 let dqs = &palette.dual_quats()[..count];
@@ -182,9 +186,9 @@ impl GpuPalette {
                 );
                 *self = Self::DualQuaternion(joints);
             }
-            Method::CenterOfRotation => {
+            Method::CenterOfRotation | Method::Blended => {
                 let mut joints = match std::mem::replace(self, Self::Linear(Vec::new())) {
-                    Self::CenterOfRotation(v) => v,
+                    Self::CenterOfRotation(v) | Self::Blended(v) => v,
                     Self::Linear(_) | Self::DualQuaternion(_) => Vec::new(),
                 };
                 joints.clear();
@@ -198,7 +202,11 @@ impl GpuPalette {
                         linear: GpuLinearJoint { rows: rows(linear) },
                     },
                 ));
-                *self = Self::CenterOfRotation(joints);
+                *self = if method == Method::Blended {
+                    Self::Blended(joints)
+                } else {
+                    Self::CenterOfRotation(joints)
+                };
             }
             other => {
                 return Err(GpuError::UnsupportedMethod {
@@ -216,6 +224,7 @@ impl GpuPalette {
             Self::Linear(_) => Method::Linear,
             Self::DualQuaternion(_) => Method::DualQuaternion,
             Self::CenterOfRotation(_) => Method::CenterOfRotation,
+            Self::Blended(_) => Method::Blended,
         }
     }
 
@@ -225,7 +234,7 @@ impl GpuPalette {
         match self {
             Self::Linear(joints) => bytemuck::cast_slice(joints),
             Self::DualQuaternion(joints) => bytemuck::cast_slice(joints),
-            Self::CenterOfRotation(joints) => bytemuck::cast_slice(joints),
+            Self::CenterOfRotation(joints) | Self::Blended(joints) => bytemuck::cast_slice(joints),
         }
     }
 }

@@ -17,6 +17,11 @@
 //! joint, from a palette prepared for [`skinblend::Method::CenterOfRotation`]. CoR also needs
 //! each vertex's center of rotation as a `vec4<f32>` attribute (xyz the center, w = 1 when it
 //! has one, 0 when not), which [`crate::gpu_rotation_centers`] makes from the core's centers.
+//! [`blended_skinning_wgsl`]`(group, binding)` declares `skin_blended_palette:
+//! array<SkinCorJoint>` the same way (the same 144-byte entries as CoR: blended reads both the
+//! DQS entry and the LBS matrix), from a palette prepared for [`skinblend::Method::Blended`].
+//! Blended also needs each vertex's blend value as an `f32` attribute in `[0, 1]` (0 = LBS,
+//! 1 = DQS; glTF `_SKINBLEND_DQ_BLEND`).
 //!
 //! # Functions (see the `.wgsl` files in `shaders/` for each contract)
 //! - LBS: `skin_linear_blend4(joints: vec4<u32>, weights: vec4<f32>) -> SkinAffine`, then
@@ -31,6 +36,12 @@
 //!   `skin_dual_quat_blend_tangent(b, t)`; any k: `skin_dual_quat_begin`, `skin_cor_add`,
 //!   `skin_cor_add_residual`, `skin_cor_finish`, then (when the vertex has a center)
 //!   `skin_cor_add_linear` from `skin_affine_zero()` and `skin_cor_place(b, linear, center)`.
+//! - Blended: `skin_blended_blend4(joints, weights, blend: f32) -> SkinBlended`, then
+//!   `skin_blended_point(b, p)`, `skin_blended_normal(b, n)`, `skin_blended_tangent(b, t)`; any
+//!   k: `skin_blended_begin(blend)`, then where `skin_blended_uses_linear(b)`
+//!   `skin_blended_add_linear` into `b.linear`, and where `skin_blended_uses_dual_quat(b)`
+//!   `skin_dual_quat_begin`, `skin_blended_add`, `skin_blended_add_residual`,
+//!   `skin_blended_finish` into `b.dual_quat`.
 //!
 //! Every name this library declares starts with `skin_`, `Skin` or `SKIN_`.
 
@@ -43,6 +54,9 @@ pub const LINEAR_WGSL: &str = include_str!("../shaders/linear.wgsl");
 pub const DUAL_QUAT_WGSL: &str = include_str!("../shaders/dual_quat.wgsl");
 /// CoR functions; need [`SKINNING_WGSL`] and a `skin_cor_palette` declaration.
 pub const COR_WGSL: &str = include_str!("../shaders/center_of_rotation.wgsl");
+/// Blended (LBS/DQS) functions; need [`SKINNING_WGSL`] and a `skin_blended_palette`
+/// declaration.
+pub const BLENDED_WGSL: &str = include_str!("../shaders/blended.wgsl");
 
 #[cfg(feature = "compute")]
 pub(crate) const COMPUTE_WGSL: &str = include_str!("../shaders/compute.wgsl");
@@ -52,6 +66,8 @@ pub(crate) const COMPUTE_LINEAR_WGSL: &str = include_str!("../shaders/compute_li
 pub(crate) const COMPUTE_DUAL_QUAT_WGSL: &str = include_str!("../shaders/compute_dual_quat.wgsl");
 #[cfg(feature = "compute")]
 pub(crate) const COMPUTE_COR_WGSL: &str = include_str!("../shaders/compute_cor.wgsl");
+#[cfg(feature = "compute")]
+pub(crate) const COMPUTE_BLENDED_WGSL: &str = include_str!("../shaders/compute_blended.wgsl");
 
 /// The binding of the palette in the compute kernels (see `shaders/compute.wgsl`).
 #[cfg(feature = "compute")]
@@ -88,6 +104,17 @@ pub fn cor_skinning_wgsl(group: u32, binding: u32) -> String {
     )
 }
 
+/// WGSL source with the blended palette declared at `@group(group) @binding(binding)` and every
+/// blended function (the LBS and DQS blends it interpolates); append your entry points.
+/// Allocates the string.
+#[must_use]
+pub fn blended_skinning_wgsl(group: u32, binding: u32) -> String {
+    format!(
+        "@group({group}) @binding({binding}) var<storage, read> skin_blended_palette: array<SkinCorJoint>;\n\
+         {SKINNING_WGSL}\n{BLENDED_WGSL}\n"
+    )
+}
+
 /// The LBS compute module's source.
 #[cfg(feature = "compute")]
 pub(crate) fn compute_linear_source() -> String {
@@ -112,5 +139,14 @@ pub(crate) fn compute_cor_source() -> String {
     format!(
         "{}\n{COMPUTE_WGSL}\n{COMPUTE_COR_WGSL}",
         cor_skinning_wgsl(0, COMPUTE_PALETTE_BINDING)
+    )
+}
+
+/// The blended compute module's source.
+#[cfg(feature = "compute")]
+pub(crate) fn compute_blended_source() -> String {
+    format!(
+        "{}\n{COMPUTE_WGSL}\n{COMPUTE_BLENDED_WGSL}",
+        blended_skinning_wgsl(0, COMPUTE_PALETTE_BINDING)
     )
 }

@@ -1,7 +1,7 @@
 //! The GPU path's device, dispatch and error cases: split dispatches against one, a mesh reused
 //! across frames and methods, a renderer's device with WebGPU's default limits, and the errors
-//! (CoR without centers, a short palette, an empty mesh, a lost device) that must be errors, not
-//! panics.
+//! (CoR without centers, blended without blend values, a short palette, an empty mesh, a lost
+//! device) that must be errors, not panics.
 //!
 //! Without an adapter these tests print why and pass, unless `SKINBLEND_REQUIRE_GPU=1` (CI sets
 //! it, with lavapipe installed), in which case they fail.
@@ -12,7 +12,8 @@ use common::random_rig::random_rig;
 use common::{compare, cpu, gpu, max_relative, mesh_scale, GPU_VS_CPU};
 use glam::Mat4;
 use skinblend::{
-    evidence, fixtures, prepare, Influences, Method, RunOptions, SkinError, SkinInput, SkinOptions,
+    evidence, fixtures, prepare, BlendValues, Influences, Method, RunOptions, SkinError, SkinInput,
+    SkinOptions,
 };
 use skinblend_gpu::{GpuError, GpuOptions, GpuSkinner};
 
@@ -57,6 +58,7 @@ fn reuses_a_mesh_across_frames_and_methods() {
     };
     let fixture = fixtures::twist_fine();
     let centers = evidence::fixture_rotation_centers(&fixture).expect("centers");
+    let blend = fixture.dq_blend_values();
     let input = SkinInput::new(
         &fixture.positions,
         Some(&fixture.normals),
@@ -65,11 +67,15 @@ fn reuses_a_mesh_across_frames_and_methods() {
     )
     .expect("input")
     .with_rotation_centers(&centers)
-    .expect("centers");
+    .expect("centers")
+    .with_blend_values(BlendValues::PerVertex(&blend))
+    .expect("blend values");
     let mut mesh = gpu.upload(&input).expect("upload");
+    assert!(mesh.has_blend_values());
     for angle_deg in [30.0, 170.0, 90.0] {
         for method in [
             Method::DualQuaternion,
+            Method::Blended,
             Method::CenterOfRotation,
             Method::Linear,
         ] {
@@ -119,12 +125,34 @@ fn cor_on_a_mesh_uploaded_without_centers_is_an_error() {
     assert_eq!(gpu.read_back(&mesh), Err(GpuError::NothingSkinned));
 }
 
-fn a_device_with_webgpu_default_storage_buffers_skins_lbs_and_dqs_and_refuses_cor() {
+fn blended_on_a_mesh_uploaded_without_blend_values_is_an_error() {
+    let Some(gpu) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    let rig = random_rig(4, 50, 2, 4, false);
+    let input = SkinInput::new(&rig.positions, None, None, &rig.influences).expect("input");
+    let mut mesh = gpu.upload(&input).expect("upload");
+    assert!(!mesh.has_blend_values());
+    let options = SkinOptions {
+        method: Method::Blended,
+        ..SkinOptions::default()
+    };
+    let palette = prepare(&rig.palette, None, &options).expect("palette");
+    assert_eq!(
+        gpu.skin(&mut mesh, &palette, RunOptions::default()),
+        Err(GpuError::Skin(SkinError::MissingBlendValues {
+            vertex_count: 50
+        }))
+    );
+    assert_eq!(gpu.read_back(&mesh), Err(GpuError::NothingSkinned));
+}
+
+fn a_device_with_webgpu_default_storage_buffers_skins_lbs_and_dqs_and_refuses_cor_and_blended() {
     let Some(reference) = gpu(GpuOptions::default()) else {
         return;
     };
-    // A renderer's device created with WebGPU's default 8 storage buffers per stage: the CoR
-    // kernel's ninth (the centers) does not fit.
+    // A renderer's device created with WebGPU's default 8 storage buffers per stage: the CoR and
+    // blended kernels' ninth (the centers, the blend values) does not fit.
     let instance =
         wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
     let adapter =
@@ -140,9 +168,9 @@ fn a_device_with_webgpu_default_storage_buffers_skins_lbs_and_dqs_and_refuses_co
     }))
     .expect("device");
     let gpu = GpuSkinner::from_device(device, queue, adapter.get_info(), None).expect("skinner");
-    assert!(!gpu.supports(Method::CenterOfRotation));
+    assert!(!gpu.supports(Method::CenterOfRotation) && !gpu.supports(Method::Blended));
     assert!(gpu.supports(Method::Linear) && gpu.supports(Method::DualQuaternion));
-    assert!(reference.supports(Method::CenterOfRotation));
+    assert!(reference.supports(Method::CenterOfRotation) && reference.supports(Method::Blended));
     let rig = random_rig(6, 300, 4, 8, true);
     let input = rig.input(true, true);
     for method in Method::ALL {
@@ -151,11 +179,11 @@ fn a_device_with_webgpu_default_storage_buffers_skins_lbs_and_dqs_and_refuses_co
             ..SkinOptions::default()
         };
         let palette = prepare(&rig.palette, Some(&rig.centers), &options).expect("palette");
-        if method == Method::CenterOfRotation {
+        if matches!(method, Method::CenterOfRotation | Method::Blended) {
             let mut mesh = gpu.upload(&input).expect("upload");
             let error = gpu
                 .skin(&mut mesh, &palette, RunOptions::default())
-                .expect_err("no CoR kernel");
+                .expect_err("no CoR or blended kernel");
             assert!(
                 matches!(error, GpuError::UnsuitableAdapter { needed: 9, .. }),
                 "{error}"
@@ -205,6 +233,22 @@ fn an_empty_mesh_skins_to_nothing() {
         .expect("skin");
     assert!(skinned.positions.is_empty());
     assert_eq!(mesh.dispatch_count(), 0);
+    // Blended with one value for the (empty) mesh: nothing to upload, nothing to skin.
+    let input = SkinInput::new(&[], None, None, &influences)
+        .expect("input")
+        .with_blend_values(BlendValues::Uniform(0.5))
+        .expect("blend value");
+    let mut mesh = gpu.upload(&input).expect("upload");
+    assert!(mesh.has_blend_values());
+    let options = SkinOptions {
+        method: Method::Blended,
+        ..SkinOptions::default()
+    };
+    let palette = prepare(&[Mat4::IDENTITY; 2], None, &options).expect("palette");
+    let skinned = gpu
+        .skin_and_read_back(&mut mesh, &palette, RunOptions::default())
+        .expect("skin blended");
+    assert!(skinned.positions.is_empty());
 }
 
 fn a_lost_device_is_an_error_not_a_panic() {
@@ -229,7 +273,8 @@ skinblend_testkit::test_main!(
     split_dispatches_give_the_unsplit_result,
     reuses_a_mesh_across_frames_and_methods,
     cor_on_a_mesh_uploaded_without_centers_is_an_error,
-    a_device_with_webgpu_default_storage_buffers_skins_lbs_and_dqs_and_refuses_cor,
+    blended_on_a_mesh_uploaded_without_blend_values_is_an_error,
+    a_device_with_webgpu_default_storage_buffers_skins_lbs_and_dqs_and_refuses_cor_and_blended,
     a_short_palette_is_an_error_not_a_panic,
     an_empty_mesh_skins_to_nothing,
     a_lost_device_is_an_error_not_a_panic,

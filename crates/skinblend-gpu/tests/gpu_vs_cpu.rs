@@ -1,9 +1,11 @@
 //! The GPU kernels against the CPU scalar reference: every core fixture at the evidence angles,
 //! the antipodal (negated dual quaternion) palettes, random rigs with 1, 2, 4 and 8 influences,
-//! meshes without normals or tangents, subnormal weight sums; every method (LBS, DQS, CoR), CoR
-//! with the fixtures' own centers of rotation and, on the random rigs, with every fifth vertex
-//! without a center (NaN, skinned by DQS). The device, dispatch and error cases are in
-//! gpu_device.rs.
+//! meshes without normals or tangents, subnormal weight sums; every method (LBS, DQS, CoR,
+//! blended), CoR with the fixtures' own centers of rotation and, on the random rigs, with every
+//! fifth vertex without a center (NaN, skinned by DQS), blended with the fixtures' joint-rule
+//! blend values (0, 1 and ½ at the ring) and, on the random rigs, 0, 1, ½ and values between;
+//! blended at 0 and 1 against the GPU's own LBS and DQS. The device, dispatch and error cases
+//! are in gpu_device.rs.
 //!
 //! Without an adapter these tests print why and pass, unless `SKINBLEND_REQUIRE_GPU=1` (CI sets
 //! it, with lavapipe installed), in which case they fail.
@@ -14,8 +16,8 @@ use common::random_rig::random_rig;
 use common::{compare, cpu, gpu, max_relative, mesh_scale, GPU_VS_CPU};
 use glam::{Mat4, Quat, Vec3, Vec4};
 use skinblend::{
-    cor, evidence, fixtures, prepare, DualQuat, Method, PreparedPalette, RunOptions, SkinInput,
-    SkinOptions,
+    cor, evidence, fixtures, prepare, BlendValues, DualQuat, Method, PreparedPalette, RunOptions,
+    SkinInput, SkinOptions, Skinned,
 };
 use skinblend_gpu::GpuOptions;
 
@@ -25,15 +27,27 @@ use skinblend_gpu::GpuOptions;
 /// [`GPU_VS_CPU`], so round-off cannot pass for it.
 const COR_MOVES_AT_LEAST: f32 = 1e-2;
 
+/// The least blended skinning at in-between values must move some vertex away from LBS
+/// (relative to the mesh size) on the random rigs: their joints turn by up to 3.1 rad, where LBS
+/// and DQS part by a good fraction of the mesh; 1e-2 is a thousand times [`GPU_VS_CPU`], so
+/// round-off cannot pass for it.
+const BLEND_MOVES_AT_LEAST: f32 = 1e-2;
+
 fn every_fixture_at_every_evidence_angle_matches_the_cpu() {
     let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
     };
     let mut worst = 0f32;
     let mut worst_cor = 0f32;
+    let mut worst_blended = 0f32;
     let mut cases = 0;
+    let mut blend_values_seen = [false; 3];
     for fixture in fixtures::all() {
         let centers = evidence::fixture_rotation_centers(&fixture).expect("centers");
+        let blend = fixture.dq_blend_values();
+        for &b in &blend {
+            blend_values_seen[usize::from(b > 0.0) + usize::from(b >= 1.0)] = true;
+        }
         let input = SkinInput::new(
             &fixture.positions,
             Some(&fixture.normals),
@@ -42,7 +56,9 @@ fn every_fixture_at_every_evidence_angle_matches_the_cpu() {
         )
         .expect("fixture input")
         .with_rotation_centers(&centers)
-        .expect("centers");
+        .expect("centers")
+        .with_blend_values(BlendValues::PerVertex(&blend))
+        .expect("blend values");
         for &angle_deg in evidence::angles_deg(&fixture) {
             for method in Method::ALL {
                 let options = SkinOptions {
@@ -58,19 +74,26 @@ fn every_fixture_at_every_evidence_angle_matches_the_cpu() {
                 let what = format!("{} at {angle_deg}° with {}", fixture.name, method.name());
                 let difference = compare(&gpu, &input, &palette, &what);
                 worst = worst.max(difference);
-                if method == Method::CenterOfRotation {
-                    worst_cor = worst_cor.max(difference);
+                match method {
+                    Method::CenterOfRotation => worst_cor = worst_cor.max(difference),
+                    Method::Blended => worst_blended = worst_blended.max(difference),
+                    Method::Linear | Method::DualQuaternion => {}
                 }
                 cases += 1;
             }
         }
     }
     assert!(
-        cases >= 45,
-        "only {cases} cases: fixtures or angles missing"
+        cases >= 60,
+        "only {cases} cases: fixtures, angles or methods missing"
+    );
+    assert_eq!(
+        blend_values_seen, [true; 3],
+        "the fixtures' blend values must hold 0, 1 and values between"
     );
     println!(
-        "fixtures: {cases} cases, max relative GPU vs CPU difference {worst:e} (CoR: {worst_cor:e})"
+        "fixtures: {cases} cases, max relative GPU vs CPU difference {worst:e} (CoR: \
+         {worst_cor:e}, blended: {worst_blended:e})"
     );
 }
 
@@ -131,6 +154,7 @@ fn random_rigs_with_1_2_4_8_influences_match_the_cpu() {
     };
     let mut worst = 0f32;
     let mut worst_cor = 0f32;
+    let mut worst_blended = 0f32;
     for k in [1, 2, 4, 8] {
         for non_rigid in [false, true] {
             for renormalize in [true, false] {
@@ -150,14 +174,19 @@ fn random_rigs_with_1_2_4_8_influences_match_the_cpu() {
                     );
                     let difference = compare(&gpu, &input, &palette, &what);
                     worst = worst.max(difference);
-                    if method == Method::CenterOfRotation {
-                        worst_cor = worst_cor.max(difference);
+                    match method {
+                        Method::CenterOfRotation => worst_cor = worst_cor.max(difference),
+                        Method::Blended => worst_blended = worst_blended.max(difference),
+                        Method::Linear | Method::DualQuaternion => {}
                     }
                 }
             }
         }
     }
-    println!("random rigs: max relative GPU vs CPU difference {worst:e} (CoR: {worst_cor:e})");
+    println!(
+        "random rigs: max relative GPU vs CPU difference {worst:e} (CoR: {worst_cor:e}, blended: \
+         {worst_blended:e})"
+    );
 }
 
 fn positions_only_and_normals_only_meshes_match_the_cpu() {
@@ -325,6 +354,93 @@ fn cor_turns_about_the_centers_and_falls_back_to_dqs_without_one() {
     }
 }
 
+/// Skins `input` on the GPU under `method` (the rig's palette).
+fn skin_on_gpu(
+    gpu: &skinblend_gpu::GpuSkinner,
+    input: &SkinInput<'_>,
+    rig: &common::random_rig::RandomRig,
+    method: Method,
+) -> Skinned {
+    let options = SkinOptions {
+        method,
+        ..SkinOptions::default()
+    };
+    let palette = prepare(&rig.palette, Some(&rig.centers), &options).expect("palette");
+    let mut mesh = gpu.upload(input).expect("upload");
+    gpu.skin_and_read_back(&mut mesh, &palette, RunOptions::default())
+        .expect("skin")
+}
+
+fn blended_is_lbs_at_0_dqs_at_1_and_their_interpolation_between() {
+    let Some(gpu) = gpu(GpuOptions::default()) else {
+        return;
+    };
+    // The comparisons with the CPU would pass vacuously if the GPU read no blend value (or the
+    // wrong one): blended must be the GPU's own LBS at 0, its DQS at 1, and the interpolation
+    // of the two positions between, per vertex and for a value given for the whole mesh.
+    for non_rigid in [false, true] {
+        let rig = random_rig(23, 1200, 4, 12, non_rigid);
+        let input = rig.input(true, true);
+        let scale = mesh_scale(&rig.positions);
+        let lbs = skin_on_gpu(&gpu, &input, &rig, Method::Linear);
+        let dqs = skin_on_gpu(&gpu, &input, &rig, Method::DualQuaternion);
+        let uniform = |value| {
+            rig.input(true, true)
+                .with_blend_values(BlendValues::Uniform(value))
+                .expect("blend value")
+        };
+        // Blend 0 and 1 for the whole mesh: the blended kernel evaluates only LBS or only DQS,
+        // with their operations in their order (a shader compiler may still contract them
+        // differently in another pipeline: hence the tolerance), and counts as they do.
+        for (value, alone, name) in [(0.0, &lbs, "LBS"), (1.0, &dqs, "DQS")] {
+            let blended = skin_on_gpu(&gpu, &uniform(value), &rig, Method::Blended);
+            assert_eq!(
+                blended.diagnostics, alone.diagnostics,
+                "blend {value}: {name}"
+            );
+            let worst = max_relative(&blended, alone, scale);
+            assert!(
+                worst <= GPU_VS_CPU,
+                "blend {value} differs from the GPU's {name} by {worst:e}"
+            );
+        }
+        // Per vertex (0, 1, ½ and between) and 0.3 for the whole mesh: positions interpolate.
+        let per_vertex = skin_on_gpu(&gpu, &input, &rig, Method::Blended);
+        let third = skin_on_gpu(&gpu, &uniform(0.3), &rig, Method::Blended);
+        let mut moved = 0f32;
+        for v in 0..rig.positions.len() {
+            for (b, skinned) in [(rig.blend_values[v], &per_vertex), (0.3, &third)] {
+                let expected = lbs.positions[v].lerp(dqs.positions[v], b);
+                let d = (skinned.positions[v] - expected).length() / scale;
+                assert!(
+                    d <= GPU_VS_CPU,
+                    "vertex {v} at blend {b}: {} is not the interpolation {expected} ({d:e})",
+                    skinned.positions[v]
+                );
+                moved = moved.max((skinned.positions[v] - lbs.positions[v]).length() / scale);
+            }
+        }
+        assert!(
+            moved > BLEND_MOVES_AT_LEAST,
+            "blended never moved a vertex away from LBS (at most {moved:e})"
+        );
+        compare(
+            &gpu,
+            &uniform(0.3),
+            &prepare_blended(&rig),
+            "blend 0.3 for the mesh",
+        );
+    }
+}
+
+fn prepare_blended(rig: &common::random_rig::RandomRig) -> PreparedPalette {
+    let options = SkinOptions {
+        method: Method::Blended,
+        ..SkinOptions::default()
+    };
+    prepare(&rig.palette, Some(&rig.centers), &options).expect("palette")
+}
+
 fn subnormal_weight_sums_leave_a_vertex_unweighted_as_on_the_cpu() {
     let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
@@ -349,7 +465,9 @@ fn subnormal_weight_sums_leave_a_vertex_unweighted_as_on_the_cpu() {
     let input = SkinInput::new(&positions, Some(&normals), Some(&tangents), &influences)
         .expect("input")
         .with_rotation_centers(&centers)
-        .expect("centers");
+        .expect("centers")
+        .with_blend_values(BlendValues::PerVertex(&[0.5, 0.25, 0.75]))
+        .expect("blend values");
     let palette = [
         Mat4::from_scale_rotation_translation(
             Vec3::new(1.0, 2.0, 1.0),
@@ -388,5 +506,6 @@ skinblend_testkit::test_main!(
     positions_only_and_normals_only_meshes_match_the_cpu,
     antipodal_dual_quaternions_match_the_cpu_and_count_sign_flips,
     cor_turns_about_the_centers_and_falls_back_to_dqs_without_one,
+    blended_is_lbs_at_0_dqs_at_1_and_their_interpolation_between,
     subnormal_weight_sums_leave_a_vertex_unweighted_as_on_the_cpu,
 );

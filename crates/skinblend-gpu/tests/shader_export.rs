@@ -38,6 +38,20 @@ fn every_language_and_method_translates_with_a_header() {
                 "{}: unbound resource",
                 shader.file_name
             );
+            // The method's own vertex input is documented in the header, with its glTF name.
+            let attribute = match method {
+                Method::CenterOfRotation => Some("_SKINBLEND_COR"),
+                Method::Blended => Some("_SKINBLEND_DQ_BLEND"),
+                Method::Linear | Method::DualQuaternion => None,
+            };
+            if let Some(attribute) = attribute {
+                let header_end = shader.source.find("\n\n").unwrap_or(shader.source.len());
+                assert!(
+                    shader.source[..header_end].contains(attribute),
+                    "{}: the header does not document {attribute}",
+                    shader.file_name
+                );
+            }
             println!("{} ({} bytes)", shader.file_name, shader.source.len());
         }
     }
@@ -130,8 +144,9 @@ fn glsl_glsl_es_and_hlsl_outputs_compile_with_glslang() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    // 3 methods × (GLSL 4.50 three ways, GLSL ES once, HLSL once).
-    assert_eq!(checked, 15);
+    // 4 methods × (GLSL 4.50 three ways, GLSL ES once, HLSL once).
+    assert_eq!(checked, 5 * Method::ALL.len());
+    assert_eq!(checked, 20);
     println!(
         "glslangValidator compiled {checked} times: GLSL 4.50 for Vulkan (-V), OpenGL SPIR-V (-G) \
          and OpenGL GLSL; GLSL ES 3.00; HLSL to SPIR-V"
@@ -177,16 +192,24 @@ fn interface_names_every_vertex_input_as_the_source_does() {
             let inputs = &shader.interface.inputs;
             let roles: Vec<&str> = inputs.iter().map(|i| i.role).collect();
             let mut expected = vec!["position", "normal", "joints", "weights"];
-            if method == Method::CenterOfRotation {
-                expected.push("center");
+            match method {
+                Method::CenterOfRotation => expected.push("center"),
+                Method::Blended => expected.push("blend"),
+                Method::Linear | Method::DualQuaternion => {}
             }
             assert_eq!(roles, expected, "{}", shader.file_name);
+            // Location 4: CoR's center (vec4), blended's blend value (float).
+            let extra_type = if method == Method::Blended {
+                "float"
+            } else {
+                "vec4"
+            };
             for (location, input) in inputs.iter().enumerate() {
                 assert_eq!(input.location as usize, location);
                 let declared = match language {
                     ShaderLanguage::Glsl | ShaderLanguage::GlslEs => format!(
                         "layout(location = {location}) in {} {};",
-                        ["vec3", "vec3", "uvec4", "vec4", "vec4"][location],
+                        ["vec3", "vec3", "uvec4", "vec4", extra_type][location],
                         input.name
                     ),
                     ShaderLanguage::Hlsl => format!(" : {};", input.name),

@@ -1,8 +1,9 @@
 //! The WGSL functions for users' own shaders (`skin_linear_blend4`, `skin_dual_quat_blend4`,
-//! `skin_cor_blend4` and their point/normal/tangent functions, the palette declared by
-//! `linear_skinning_wgsl` / `dual_quat_skinning_wgsl` / `cor_skinning_wgsl`) against the CPU
-//! reference, in a shader laid out as a user would write it: four influences per vertex as
-//! `vec4<u32>` / `vec4<f32>`, and for CoR the center as a `vec4<f32>` (w = has one).
+//! `skin_cor_blend4`, `skin_blended_blend4` and their point/normal/tangent functions, the palette
+//! declared by `linear_skinning_wgsl` / `dual_quat_skinning_wgsl` / `cor_skinning_wgsl` /
+//! `blended_skinning_wgsl`) against the CPU reference, in a shader laid out as a user would write
+//! it: four influences per vertex as `vec4<u32>` / `vec4<f32>`, for CoR the center as a
+//! `vec4<f32>` (w = has one), for blended the blend value as an `f32` (0, 1, ½ and between).
 //!
 //! Skips without an adapter unless `SKINBLEND_REQUIRE_GPU=1`.
 
@@ -11,12 +12,12 @@ mod common;
 use common::{gpu, GPU_VS_CPU};
 use glam::{Mat4, Quat, Vec3, Vec4};
 use skinblend::{
-    cor, prepare, skin, DualQuat, Influences, Method, PreparedPalette, SkinInput, SkinOptions,
-    Skinned,
+    cor, prepare, skin, BlendValues, DualQuat, Influences, Method, PreparedPalette, SkinInput,
+    SkinOptions, Skinned,
 };
 use skinblend_gpu::{
-    cor_skinning_wgsl, dual_quat_skinning_wgsl, gpu_rotation_centers, linear_skinning_wgsl,
-    GpuOptions, GpuPalette, GpuSkinner,
+    blended_skinning_wgsl, cor_skinning_wgsl, dual_quat_skinning_wgsl, gpu_rotation_centers,
+    linear_skinning_wgsl, GpuOptions, GpuPalette, GpuSkinner,
 };
 use wgpu::util::DeviceExt;
 
@@ -29,6 +30,7 @@ struct UserVertex {
     joints: vec4<u32>,
     weights: vec4<f32>,
     center: vec4<f32>,
+    blend: f32,
 }
 @group(0) @binding(1) var<storage, read> vertices: array<UserVertex>;
 @group(0) @binding(2) var<storage, read_write> skinned: array<vec4<f32>>;
@@ -65,6 +67,13 @@ const COR_BODY: &str = r"
     skinned[3u * i + 2u] = skin_dual_quat_blend_tangent(b, v.tangent);
 ";
 
+const BLENDED_BODY: &str = r"
+    let b = skin_blended_blend4(v.joints, v.weights, v.blend);
+    skinned[3u * i] = vec4<f32>(skin_blended_point(b, v.position.xyz), 1.0);
+    skinned[3u * i + 1u] = vec4<f32>(skin_blended_normal(b, v.normal.xyz), 0.0);
+    skinned[3u * i + 2u] = skin_blended_tangent(b, v.tangent);
+";
+
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct UserVertex {
@@ -74,6 +83,9 @@ struct UserVertex {
     joints: [u32; 4],
     weights: [f32; 4],
     center: [f32; 4],
+    /// WGSL `blend: f32`, then the padding up to the struct's 16-byte alignment.
+    blend: f32,
+    padding: [f32; 3],
 }
 
 /// Runs the user shader for `method` and returns positions, normals, tangents.
@@ -92,6 +104,7 @@ fn run_user_shader(
         Method::CenterOfRotation => {
             cor_skinning_wgsl(0, 0) + &USER_SHADER.replace("BODY", COR_BODY)
         }
+        Method::Blended => blended_skinning_wgsl(0, 0) + &USER_SHADER.replace("BODY", BLENDED_BODY),
     };
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some("user shader"),
@@ -185,7 +198,16 @@ fn blend4_functions_in_a_user_shader_match_the_cpu() {
     let mut joint_indices = Vec::new();
     let mut weights = Vec::new();
     let mut rotation_centers = Vec::new();
+    // Blend values: 0 (LBS), 1 (DQS), ½ (the handedness switch) and values between.
+    let mut blend_values = Vec::new();
     for v in 0..n {
+        blend_values.push(match v % 5 {
+            0 => 0.0,
+            1 => 1.0,
+            2 => 0.5,
+            // Between, without drawing from `next` (the rest of the mesh stays as it was).
+            _ => ((v * 37) % 100 + 1) as f32 / 101.0,
+        });
         let position = Vec3::new(next(), next() * 2.0, next()) - 0.5;
         positions.push(position);
         // Every seventh vertex has no center of rotation (CoR skins it by DQS).
@@ -207,7 +229,9 @@ fn blend4_functions_in_a_user_shader_match_the_cpu() {
     let input = SkinInput::new(&positions, Some(&normals), Some(&tangents), &influences)
         .expect("input")
         .with_rotation_centers(&rotation_centers)
-        .expect("centers");
+        .expect("centers")
+        .with_blend_values(BlendValues::PerVertex(&blend_values))
+        .expect("blend values");
     let gpu_centers = gpu_rotation_centers(&rotation_centers);
     let user_vertices: Vec<UserVertex> = (0..n)
         .map(|v| {
@@ -219,6 +243,8 @@ fn blend4_functions_in_a_user_shader_match_the_cpu() {
                 joints: [0, 1, 2, 3].map(|s| u32::from(j[s])),
                 weights: [w[0], w[1], w[2], w[3]],
                 center: gpu_centers[v],
+                blend: blend_values[v],
+                padding: [0.0; 3],
             }
         })
         .collect();
@@ -238,11 +264,7 @@ fn blend4_functions_in_a_user_shader_match_the_cpu() {
         .collect();
     let centers: Vec<Vec3> = (0..joints).map(|j| Vec3::Y * j as f32 * 0.2).collect();
     let mut worst = 0f32;
-    for method in [
-        Method::Linear,
-        Method::DualQuaternion,
-        Method::CenterOfRotation,
-    ] {
+    for method in Method::ALL {
         // The CPU's scalar reference kernel (the SIMD kernels differ from it by rounding).
         let options = SkinOptions {
             method,
@@ -268,7 +290,11 @@ fn blend4_functions_in_a_user_shader_match_the_cpu() {
             }
         })
         .collect();
-    for method in [Method::DualQuaternion, Method::CenterOfRotation] {
+    for method in [
+        Method::DualQuaternion,
+        Method::CenterOfRotation,
+        Method::Blended,
+    ] {
         // The CPU's scalar reference kernel (the SIMD kernels differ from it by rounding).
         let options = SkinOptions {
             method,

@@ -30,6 +30,8 @@ pub(super) struct Case {
     pub(super) normals: Vec<Vec3>,
     pub(super) influences: Influences,
     pub(super) centers: Vec<Vec3>,
+    /// Per vertex the blend value of the blended method (0 = LBS, 1 = DQS).
+    pub(super) blend_values: Vec<f32>,
     pub(super) joint_centers: Vec<Vec3>,
     pub(super) frames: Vec<Frame>,
 }
@@ -56,6 +58,7 @@ pub(super) fn fixture_case(fixture: &Fixture, angles: &[f32]) -> Result<Case> {
         normals: fixture.normals.clone(),
         influences: fixture.influences.clone(),
         centers,
+        blend_values: fixture.dq_blend_values(),
         joint_centers: fixture.joint_centers.clone(),
         frames: angles
             .iter()
@@ -213,6 +216,10 @@ pub(super) fn model_cases(path: &Path) -> Result<Vec<Case>> {
                 .centers
             }
         };
+        // Blend values by the joint rule with every odd-numbered joint flagged for DQS: vertices
+        // on odd joints only are DQS (1), on even ones LBS (0), across them in between.
+        let odd_joints: Vec<bool> = (0..influences.joint_count()).map(|j| j % 2 == 1).collect();
+        let blend_values = skinblend::blend_values_from_joints(&influences, &odd_joints);
         let positions = primitive.positions.clone();
         let normals = primitive
             .normals
@@ -227,6 +234,7 @@ pub(super) fn model_cases(path: &Path) -> Result<Vec<Case>> {
             normals,
             influences,
             centers,
+            blend_values,
             joint_centers: model.skins[skin].joint_centers.clone(),
             frames: frames
                 .iter()

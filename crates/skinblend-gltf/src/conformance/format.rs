@@ -26,7 +26,8 @@ pub const NORMAL_TOLERANCE: f32 = 1e-4;
 /// normalization, `|C n|` (C the cofactor matrix of the blended 3x3: LBS the blended skin
 /// matrices, DQS and CoR the blended residual; the rotation after it keeps lengths), is at most
 /// this fraction of `largest² · |n|` (`largest` the blended 3x3's largest column length; the
-/// cofactor scales as its square). The exact value is then zero (a mirrored joint's 50/50 ring
+/// cofactor scales as its square); under blended, where it is so for a method the vertex
+/// evaluates or where the interpolation of the two unit normals is at most this long. The exact value is then zero (a mirrored joint's 50/50 ring
 /// under DQS, the collapsed 180° ring under LBS) and the f32 result is rounding noise
 /// normalized: any direction, or the input normal where f32 gives exactly zero. f32 inputs
 /// carry about 1e-7 relative error, which moves a direction by `1e-7 / ratio`: at this ratio by

@@ -23,6 +23,8 @@ pub(super) fn manifest(entries: Vec<Value>) -> Value {
             (signs as stored; some cases store them negated on purpose). residuals.f32: per joint the rows of the \
             residual map p -> S p + (c - S c) about the joint's bind origin c (joint_centers.f32). rigid.u32: 1 when \
             that residual is skipped. centers.f32: per vertex the center of rotation (xyz, w = 1 when it has one). \
+            blend_values.f32: per vertex the blend value of the blended method in [0, 1] (0 = LBS, 1 = DQS; the \
+            glTF attribute _SKINBLEND_DQ_BLEND). \
             Expected outputs: the CPU scalar reference, weights divided by their sum.",
         "tolerance": {
             "position": shortest(POSITION_TOLERANCE),
@@ -78,6 +80,12 @@ fn rules() -> Value {
             t = L c - R S c, L the linear blend of the skin matrices (palette.f32) with the \
             weights divided by their sum; the normal as dq. A vertex without a center (w = 0) is \
             skinned by dq",
+        (Method::Blended.name()): "per vertex with blend value b (blend_values.f32): position = \
+            (1 - b) * (the linear position) + b * (the dq position); normal = normalize((1 - b) * \
+            (the unit linear normal) + b * (the unit dq normal)), the input normal when that is \
+            zero. At b = 0 exactly the linear result, at b = 1 exactly the dq result (only that \
+            method is evaluated). Tangents (not in the vectors): directions as normals, the \
+            handedness linear's where b < 0.5, else dq's",
         "normal_matrix": {
             "rule": "for a 3x3 A with columns c0, c1, c2: the cofactor matrix C with columns \
                 (c1 x c2, c2 x c0, c0 x c1), det = c0 . (c1 x c2), largest = the largest column \
@@ -94,7 +102,9 @@ fn rules() -> Value {
         "undefined_normals": {
             "rule": "expected[method].undefined_normals lists the vertices whose exact normal \
                 direction before normalization is zero: |C n| <= relative * largest^2 * |n| in \
-                exact arithmetic on the f32 inputs (C, largest from normal_matrix's A). There the \
+                exact arithmetic on the f32 inputs (C, largest from normal_matrix's A); under \
+                blended a vertex undefined under a method it evaluates, or one whose interpolated \
+                unit normals have length <= relative. There the \
                 expected normal is f32 rounding noise normalized, or the input normal where f32 \
                 happens to give exactly zero: a checker skips these vertices' normals (their \
                 positions are checked) and counts them",

@@ -1,5 +1,5 @@
-//! Conformance vectors: inputs and expected outputs of LBS, DQS and CoR that another engine's
-//! skinning (a shader port, a C++ or C# implementation) can be checked against.
+//! Conformance vectors: inputs and expected outputs of LBS, DQS, CoR and blended that another
+//! engine's skinning (a shader port, a C++ or C# implementation) can be checked against.
 //!
 //! [`write()`] fills a folder with:
 //! - `manifest.json`: the format, the conventions, the tolerance with its reason, the rules a
@@ -12,18 +12,21 @@
 //! - `rigs/<name>.glb`: the built-in rigs as animated glTF (see [`crate::rigs`]);
 //! - one folder per case: the vertices (`positions.f32` n×3, `normals.f32` n×3, `joints.u32`
 //!   n×4, `weights.f32` n×4, `centers.f32` n×4: the center of rotation, w = 1 when the vertex
-//!   has one, the glTF attribute `_SKINBLEND_COR`), the joints' bind origins
-//!   (`joint_centers.f32` j×3), and per frame `frameN/`: `palette.f32` (j×16, the skin matrices
+//!   has one, the glTF attribute `_SKINBLEND_COR`; `blend_values.f32` n: the blended method's
+//!   blend value, 0 = LBS, 1 = DQS, the glTF attribute `_SKINBLEND_DQ_BLEND`), the joints'
+//!   bind origins (`joint_centers.f32` j×3), and per frame `frameN/`: `palette.f32` (j×16, the skin matrices
 //!   `world_from_joint · joint_from_bind`, column-major), the prepared DQ form (`dual_quats.f32`
 //!   j×8: real xyzw then dual xyzw; `residuals.f32` j×12: the residual's three rows;
 //!   `rigid.u32` j: 1 when the residual is skipped) and the expected `<method>_positions.f32` and
-//!   `<method>_normals.f32` (n×3) for `linear`, `dq` and `cor`.
+//!   `<method>_normals.f32` (n×3) for `linear`, `dq`, `cor` and `blended`.
 //!
 //! Every array file is raw little-endian 32-bit values, row after row, no header: a test in any
 //! language reads it in one call (JavaScript: `new Float32Array(await (await
 //! fetch(url)).arrayBuffer())`). Expected outputs come from the CPU scalar reference kernel
 //! (`SkinOptions { simd: false, .. }`), weights divided by their sum, the joints' bind origins
-//! as the DQS residual centers.
+//! as the DQS residual centers. The blend values: the built-in rigs' joint rule (DQS on the
+//! moving joint, `Fixture::dq_blend_values`: 0, 1 and ½ at the ring), and for a sample model
+//! the joint rule with every odd-numbered joint flagged (0, 1 and values between).
 //!
 //! The cases: every built-in rig at each angle of the evidence table (the 180° twist exactly
 //! +180°, the bends, shear-and-cap with its sheared and mirrored joints), the cases engines get

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 use skinblend::Method;
 
-use super::{write, NORMAL_TOLERANCE, SINGULAR_RELATIVE};
+use super::{write, NORMAL_TOLERANCE, POSITION_TOLERANCE, SINGULAR_RELATIVE};
 
 fn read_f32(path: &Path) -> Vec<f32> {
     std::fs::read(path)
@@ -210,4 +210,67 @@ fn manifest_states_the_rules_and_marks_undefined_normals() {
         "sign(det) where singular is off by only {worst_signed}"
     );
     println!("marked {marked_total} dq normals; -C where singular: off by {worst_signed:.3}");
+}
+
+/// The blended vectors follow the stated rule: per vertex the expected blended position is the
+/// interpolation of the expected linear and dq positions by the vertex's blend value (within
+/// the position tolerance: the reference interpolates the same f32 results, so only the
+/// interpolation's own rounding is between them), bit for bit the linear one at 0 and the dq one
+/// at 1; every case's blend values lie in [0, 1] and the built-in rigs hold 0, 1 and values
+/// between. Fails when the blend file or the blended outputs are missing, or a port following
+/// the rule would not reproduce them.
+#[test]
+fn blended_vectors_interpolate_the_linear_and_dq_vectors() {
+    let scratch = skinblend_testkit::ScratchDir::new("blended-vectors");
+    let dir = scratch.join("vectors");
+    write(&dir, &[], &mut |_| {}).expect("write vectors");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).expect("manifest"))
+            .expect("json");
+    let (linear, dq, blended) = (
+        Method::Linear.name(),
+        Method::DualQuaternion.name(),
+        Method::Blended.name(),
+    );
+    assert!(manifest["rules"][blended].is_string(), "rules.{blended}");
+    assert!(manifest["methods"]
+        .as_array()
+        .expect("methods")
+        .contains(&json!(blended)));
+    let mut seen = [false; 3];
+    let mut worst: f32 = 0.0;
+    for case in manifest["cases"].as_array().expect("cases") {
+        let name = case["name"].as_str().unwrap();
+        let scale = case["scale"].as_f64().unwrap() as f32;
+        let blend_file = case["vertices"]["blend_values"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}: no blend_values"));
+        let blend = read_f32(&dir.join(blend_file));
+        assert_eq!(blend.len() as u64, case["vertex_count"].as_u64().unwrap());
+        for &b in &blend {
+            assert!((0.0..=1.0).contains(&b), "{name}: blend value {b}");
+            seen[usize::from(b > 0.0) + usize::from(b >= 1.0)] = true;
+        }
+        for frame in case["frames"].as_array().unwrap() {
+            let positions = |method: &str| {
+                read_f32(&dir.join(frame["expected"][method]["positions"].as_str().unwrap()))
+            };
+            let (l, d, got) = (positions(linear), positions(dq), positions(blended));
+            for (v, &b) in blend.iter().enumerate() {
+                for axis in 0..3 {
+                    let i = 3 * v + axis;
+                    let want = l[i] * (1.0 - b) + d[i] * b;
+                    if b == 0.0 || b == 1.0 {
+                        assert_eq!(got[i].to_bits(), want.to_bits(), "{name} vertex {v}");
+                    }
+                    worst = worst.max((got[i] - want).abs() / scale);
+                }
+            }
+        }
+    }
+    assert_eq!(seen, [true; 3], "blend values 0, 1 and between");
+    assert!(
+        worst <= POSITION_TOLERANCE,
+        "blended positions are off the interpolation by {worst:e} of the scale"
+    );
 }

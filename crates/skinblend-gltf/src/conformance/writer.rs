@@ -5,10 +5,10 @@ use std::path::Path;
 
 use glam::Affine3A;
 use serde_json::{json, Value};
-use skinblend::{prepare, DualQuat, Influences, Method};
+use skinblend::{DualQuat, Influences, Method};
 
-use super::cases::{skin_error, Case};
-use super::expected::{expected, negated, normal_ratios, prepared_dual_quats, reference_options};
+use super::cases::Case;
+use super::expected::{expected, negated, prepared_dual_quats, undefined_normal_ratios};
 use super::format::UNDEFINED_NORMAL_RELATIVE;
 use crate::error::{GltfError, Result};
 use crate::export::write_atomically;
@@ -101,6 +101,7 @@ pub(super) fn write_case(writer: &Writer<'_>, case: &Case) -> Result<(Value, usi
         "joints": writer.file(&format!("{dir}/joints.u32"), &u32_bytes(joints))?,
         "weights": writer.file(&format!("{dir}/weights.f32"), &f32_bytes(weights))?,
         "centers": writer.file(&format!("{dir}/centers.f32"), &f32_bytes(centers))?,
+        "blend_values": writer.file(&format!("{dir}/blend_values.f32"), &f32_bytes(case.blend_values.iter().copied()))?,
         "joint_centers": writer.file(&format!("{dir}/joint_centers.f32"), &f32_bytes(case.joint_centers.iter().flat_map(|p| p.to_array())))?,
     });
     let mut frames = Vec::new();
@@ -123,13 +124,7 @@ pub(super) fn write_case(writer: &Writer<'_>, case: &Case) -> Result<(Value, usi
         let mut expected_files = serde_json::Map::new();
         for method in Method::ALL {
             let (positions, normals) = expected(case, frame, method)?;
-            let prepared_method = prepare(
-                &frame.palette,
-                Some(&case.joint_centers),
-                &reference_options(method),
-            )
-            .map_err(|e| skin_error(&case.name, e))?;
-            let undefined: Vec<usize> = normal_ratios(case, frame, &prepared_method, method)
+            let undefined: Vec<usize> = undefined_normal_ratios(case, frame, method)?
                 .iter()
                 .enumerate()
                 .filter(|(_, &r)| r <= UNDEFINED_NORMAL_RELATIVE)

@@ -3,7 +3,8 @@
 
 use skinblend::Method;
 
-/// The example vertex shader appended to a method's library (`BLEND` and `CENTER_*` filled in).
+/// The example vertex shader appended to a method's library (`EXTRA_FIELD`, the method's own
+/// vertex input, and `BODY` filled in).
 const EXAMPLE_VERTEX: &str = r"
 // ---- example vertex shader (skinblend) ----
 @group(0) @binding(1) var<uniform> skin_clip_from_world: mat4x4<f32>;
@@ -13,7 +14,7 @@ struct SkinVertexIn {
     @location(1) normal: vec3<f32>,
     @location(2) joints: vec4<u32>,
     @location(3) weights: vec4<f32>,
-CENTER_FIELD}
+EXTRA_FIELD}
 
 struct SkinVertexOut {
     @builtin(position) clip: vec4<f32>,
@@ -39,6 +40,10 @@ const COR_BODY: &str = "    let b = skin_cor_blend4(v.joints, v.weights, v.cente
     let world = skin_dual_quat_blend_point(b, v.position);
     let normal = skin_dual_quat_blend_normal(b, v.normal);
 ";
+const BLENDED_BODY: &str = "    let b = skin_blended_blend4(v.joints, v.weights, v.blend);
+    let world = skin_blended_point(b, v.position);
+    let normal = skin_blended_normal(b, v.normal);
+";
 
 /// The one WGSL source of `method`'s library and example vertex shader, with the palette as a
 /// storage buffer (`uniform_joints: None`) or a fixed-size uniform array.
@@ -57,11 +62,17 @@ pub fn example_vertex_wgsl(method: Method, uniform_joints: Option<usize>) -> Str
             crate::wgsl::DUAL_QUAT_WGSL,
             DUAL_QUAT_BODY,
         ),
-        Method::CenterOfRotation | Method::Blended => (
+        Method::CenterOfRotation => (
             "skin_cor_palette",
             "SkinCorJoint",
             crate::wgsl::COR_WGSL,
             COR_BODY,
+        ),
+        Method::Blended => (
+            "skin_blended_palette",
+            "SkinCorJoint",
+            crate::wgsl::BLENDED_WGSL,
+            BLENDED_BODY,
         ),
     };
     let declaration = match uniform_joints {
@@ -72,13 +83,13 @@ pub fn example_vertex_wgsl(method: Method, uniform_joints: Option<usize>) -> Str
             format!("@group(0) @binding(0) var<uniform> {palette_name}: array<{entry_type}, {n}>;")
         }
     };
-    let center_field = if method == Method::CenterOfRotation {
-        "    @location(4) center: vec4<f32>,\n"
-    } else {
-        ""
+    let extra_field = match method {
+        Method::CenterOfRotation => "    @location(4) center: vec4<f32>,\n",
+        Method::Blended => "    @location(4) blend: f32,\n",
+        Method::Linear | Method::DualQuaternion => "",
     };
     let example = EXAMPLE_VERTEX
-        .replace("CENTER_FIELD", center_field)
+        .replace("EXTRA_FIELD", extra_field)
         .replace("BODY", body);
     format!(
         "{declaration}\n{}\n{library}\n{example}",
@@ -101,9 +112,16 @@ pub(super) fn input_roles(method: Method) -> &'static [(&'static str, u32)] {
         ("weights", 3),
         ("center", 4),
     ];
-    if method == Method::CenterOfRotation {
-        &COR
-    } else {
-        &BASE
+    const BLENDED: [(&str, u32); 5] = [
+        ("position", 0),
+        ("normal", 1),
+        ("joints", 2),
+        ("weights", 3),
+        ("blend", 4),
+    ];
+    match method {
+        Method::CenterOfRotation => &COR,
+        Method::Blended => &BLENDED,
+        Method::Linear | Method::DualQuaternion => &BASE,
     }
 }

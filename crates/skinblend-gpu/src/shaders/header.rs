@@ -86,6 +86,10 @@ pub(super) fn header(
                 line("  linear: 3 x vec4 f32 at byte 96, the full skin matrix as rows (places the");
                 line("        vertex's center of rotation as LBS does).");
             }
+            if method == Method::Blended {
+                line("  linear: 3 x vec4 f32 at byte 96, the full skin matrix as rows (the LBS");
+                line("        entry, blended into the LBS result).");
+            }
         }
     }
     match language {
@@ -117,6 +121,14 @@ pub(super) fn header(
     if method == Method::CenterOfRotation {
         line("4 center of rotation (vec4, glTF attribute _SKINBLEND_COR: xyz the center in bind");
         line("space, w = 1 when the vertex has one, 0 when not: then it is skinned by DQS).");
+    }
+    if method == Method::Blended {
+        line(
+            "4 blend value (float, glTF attribute _SKINBLEND_DQ_BLEND, in [0, 1]): the vertex goes",
+        );
+        line("to (1 - b) LBS + b DQS, 0 = LBS, 1 = DQS exactly; normals and tangent directions");
+        line("interpolate the two unit results, renormalized; the tangent's handedness is LBS's");
+        line("where b < 0.5, else DQS's. A value for the whole mesh: the same value at every vertex.");
     }
     let names: Vec<String> = interface
         .inputs

@@ -24,7 +24,8 @@ pub struct ShaderInterface {
 /// One vertex input of an exported shader.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShaderInput {
-    /// What it carries: `position`, `normal`, `joints`, `weights` or (CoR) `center`.
+    /// What it carries: `position`, `normal`, `joints`, `weights`, (CoR) `center` or
+    /// (blended) `blend`.
     pub role: &'static str,
     /// Its location (`layout(location = N)`, `@location(N)`, `[[attribute(N)]]`).
     pub location: u32,

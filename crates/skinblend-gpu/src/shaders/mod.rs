@@ -11,8 +11,8 @@
 //! - The palette, `@group(0) @binding(0)`: one entry per joint in exactly the bytes of
 //!   [`crate::GpuLinearJoint`] (48: the skin matrix's three rows), [`crate::GpuDualQuatJoint`]
 //!   (96: the rigid part as a dual quaternion, the residual about the joint's bind origin as
-//!   three rows, the rigid flag) or [`crate::GpuCorJoint`] (144: the DQS entry, then the LBS
-//!   rows); [`crate::GpuPalette::from_prepared`] makes them from the core's prepared palette
+//!   three rows, the rigid flag) or, for CoR and blended, [`crate::GpuCorJoint`] (144: the DQS
+//!   entry, then the LBS rows); [`crate::GpuPalette::from_prepared`] makes them from the core's prepared palette
 //!   ([`crate::GpuPalette::bytes`] is the upload). WGSL, GLSL 4.50, HLSL and MSL read it as a
 //!   read-only storage buffer of any length. GLSL ES 3.00 has no storage buffers: there it is a
 //!   uniform block (std140, the same bytes) of [`uniform_palette_joints`] entries, sized to fit
@@ -26,8 +26,9 @@
 //!   GLSL ES 3.00 has no binding qualifier (bind its blocks by name).
 //! - Vertex attributes: location 0 the bind-pose position (vec3), 1 the normal (vec3), 2 the
 //!   joints (`uvec4`, glTF `JOINTS_0`), 3 the weights (vec4, `WEIGHTS_0`; divided by their sum),
-//!   and for CoR 4 the vertex's center of rotation (vec4: xyz the center, w = 1 when it has one,
-//!   0 when not: glTF `_SKINBLEND_COR`, [`crate::gpu_rotation_centers`]).
+//!   for CoR 4 the vertex's center of rotation (vec4: xyz the center, w = 1 when it has one,
+//!   0 when not: glTF `_SKINBLEND_COR`, [`crate::gpu_rotation_centers`]), and for blended 4 the
+//!   vertex's blend value (float in `[0, 1]`, 0 = LBS, 1 = DQS: glTF `_SKINBLEND_DQ_BLEND`).
 //! - Outputs: the clip position, location 0 the skinned position and location 1 the skinned unit
 //!   normal (world space), which a transform-feedback or stream-out capture can read back.
 
@@ -87,11 +88,6 @@ pub fn export_shader(
         method: method.name(),
         message: one_line(&message),
     };
-    if method == Method::Blended {
-        return Err(fail(
-            "the blended method has no exported shader yet".to_owned(),
-        ));
-    }
     let uniform_joints = language
         .palette_in_uniform_block()
         .then(|| uniform_palette_joints(method));
@@ -108,7 +104,8 @@ pub fn export_shader(
     let wgsl_palette_name = match method {
         Method::Linear => "skin_linear_palette",
         Method::DualQuaternion => "skin_dual_quat_palette",
-        Method::CenterOfRotation | Method::Blended => "skin_cor_palette",
+        Method::CenterOfRotation => "skin_cor_palette",
+        Method::Blended => "skin_blended_palette",
     };
     let mut interface = ShaderInterface {
         palette: wgsl_palette_name.to_string(),

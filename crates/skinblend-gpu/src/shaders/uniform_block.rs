@@ -21,7 +21,7 @@ pub fn palette_entry_bytes(method: Method) -> usize {
 }
 
 /// The number of palette entries in the GLSL ES uniform block for `method`: as many as fit in
-/// 16 KiB (341 for LBS, 170 for DQS, 113 for CoR).
+/// 16 KiB (341 for LBS, 170 for DQS, 113 for CoR and blended).
 #[must_use]
 pub fn uniform_palette_joints(method: Method) -> usize {
     UNIFORM_BLOCK_BYTES / palette_entry_bytes(method)

@@ -1,9 +1,10 @@
 //! Random rigs from a small deterministic generator: positions, normals, tangents, influences
 //! with unweighted vertices and zero slots, palettes with rigid, scaled, sheared and mirrored
-//! joints, and per-vertex centers of rotation (every fifth vertex without one).
+//! joints, per-vertex centers of rotation (every fifth vertex without one) and per-vertex blend
+//! values (0, 1, ½ and values between).
 
 use glam::{Mat4, Quat, Vec3, Vec4};
-use skinblend::{cor, Influences, SkinInput};
+use skinblend::{cor, BlendValues, Influences, SkinInput};
 
 /// A random rigid motion from a small deterministic generator.
 pub struct Rng(u64);
@@ -51,10 +52,15 @@ pub struct RandomRig {
     pub centers: Vec<Vec3>,
     /// Per-vertex centers of rotation: a point near the vertex, or none (NaN) for every fifth.
     pub rotation_centers: Vec<Vec3>,
+    /// Per-vertex blend values of the blended method: 0 (LBS) for every sixth vertex, 1 (DQS)
+    /// for the next, ½ (where the tangent's handedness switches to DQS's) for the next, random
+    /// values in (0, 1) for the other three.
+    pub blend_values: Vec<f32>,
 }
 
 impl RandomRig {
-    /// The rig's input with normals and tangents as asked and its centers of rotation.
+    /// The rig's input with normals and tangents as asked, its centers of rotation and its blend
+    /// values.
     pub fn input(&self, normals: bool, tangents: bool) -> SkinInput<'_> {
         SkinInput::new(
             &self.positions,
@@ -65,6 +71,8 @@ impl RandomRig {
         .expect("input")
         .with_rotation_centers(&self.rotation_centers)
         .expect("rotation centers")
+        .with_blend_values(BlendValues::PerVertex(&self.blend_values))
+        .expect("blend values")
     }
 }
 
@@ -81,12 +89,22 @@ pub fn random_rig(
     // The centers draw from their own generator, so the rest of the rig is what it was before
     // CoR was tested here.
     let mut center_rng = Rng(seed.wrapping_mul(0xD1B5_4A32_D192_ED03) | 1);
+    // The blend values too.
+    let mut blend_rng = Rng(seed.wrapping_mul(0x94D0_49BB_1331_11EB) | 1);
     let mut joint_indices = Vec::with_capacity(vertices * k);
     let mut weights = Vec::with_capacity(vertices * k);
     let mut positions = Vec::with_capacity(vertices);
     let mut normals = Vec::with_capacity(vertices);
     let mut tangents = Vec::with_capacity(vertices);
     let mut rotation_centers = Vec::with_capacity(vertices);
+    let blend_values = (0..vertices)
+        .map(|v| match v % 6 {
+            0 => 0.0,
+            1 => 1.0,
+            2 => 0.5,
+            _ => blend_rng.range(0.001, 0.999),
+        })
+        .collect();
     for v in 0..vertices {
         let position = Vec3::new(
             rng.range(-1.0, 1.0),
@@ -143,5 +161,6 @@ pub fn random_rig(
         palette,
         centers,
         rotation_centers,
+        blend_values,
     }
 }
