@@ -54,7 +54,13 @@ impl<'a> CheckedBlend<'a> {
                 (value, value)
             }
             BlendValues::PerVertex(slice) => {
-                crate::input::check_length("blend_values", vertex_count, slice.len())?;
+                if slice.len() != vertex_count {
+                    return Err(SkinError::AttributeLength {
+                        attribute: "blend_values",
+                        expected: vertex_count,
+                        found: slice.len(),
+                    });
+                }
                 // One pass without an early exit, which vectorizes; NaN fails both compares.
                 let (all_in_range, lowest, highest) = crate::vectorize::vectorized(
                     #[inline(always)]
