@@ -20,14 +20,15 @@ use harness::{rigs, Server};
 use skinblend_testkit::{models_dir, repository_root, PageDriver};
 use support::command;
 
-/// What check.mjs saw (OUT/result.json), asserting only that it could drive the browser.
+/// What check.mjs saw (OUT/result.json), asserting only that it could drive the browser;
+/// `map`: the colour map of OUT/colored.png.
 fn run_check(
     driver: &PageDriver,
     server: &Server,
     out: &Path,
     time_s: &str,
     other_time_s: f32,
-    play_s: f32,
+    (play_s, map): (f32, &str),
 ) -> serde_json::Value {
     let status = driver
         .node("crates/skinblend-cli/web/viewer/check.mjs")
@@ -36,6 +37,7 @@ fn run_check(
         .arg(time_s)
         .arg(other_time_s.to_string())
         .arg(play_s.to_string())
+        .arg(map)
         .status()
         .expect("run node");
     let result: serde_json::Value =
@@ -52,7 +54,7 @@ fn check_page(
     out: &Path,
     time_s: f32,
     other_time_s: f32,
-    play_s: f32,
+    (play_s, map): (f32, &str),
 ) -> serde_json::Value {
     let result = run_check(
         driver,
@@ -60,7 +62,7 @@ fn check_page(
         out,
         &time_s.to_string(),
         other_time_s,
-        play_s,
+        (play_s, map),
     );
     for key in ["console_errors", "page_errors", "failed_requests"] {
         assert_eq!(
@@ -173,6 +175,11 @@ const LBS_COLLAPSED_BELOW: f64 = 0.25;
 /// DQS keeps the radius: the ring is as wide as the body up to the antialiased edge and the
 /// shading seam at the ring (a pixel or two of ~100).
 const DQS_KEPT_ABOVE: f64 = 0.9;
+/// Blended at 180° with its ring at blend ½: the ring's points lie halfway between LBS's (on
+/// the axis) and DQS's (on the cylinder), half the radius, so its width is about half the
+/// body's. It must clear each end by a tenth of the body's width, far more than the pixel or
+/// two of antialiasing, far less than the quarter that separates it from either.
+const BETWEEN_MARGIN: f64 = 0.1;
 
 /// Share of a viewport's pixels that must differ between two poses for "the slider changed the
 /// pose": far above zero (identical frames) and far below what a visible change of the twist
@@ -203,7 +210,7 @@ fn browser_shows_the_candy_wrapper_in_lbs_and_not_in_dqs() {
     let server = Server::start(&dir.join("twist_fine.glb"));
     let out = dir.join("page");
     // 2 s is the rig's 180° (90° per second), 1 s its 90°.
-    check_page(&driver, &server, &out, 2.0, 1.0, 1.0);
+    check_page(&driver, &server, &out, 2.0, 1.0, (1.0, "area"));
     let at_180 = Picture::open(&out.join("first.png"));
     let at_90 = Picture::open(&out.join("second.png"));
     let (lbs, lbs_ring, lbs_body) = ring_width_ratio(&row_widths(&at_180, 0, 3));
@@ -234,6 +241,38 @@ fn browser_shows_the_candy_wrapper_in_lbs_and_not_in_dqs() {
     drop(server);
 }
 
+/// The fourth view: blended with DQS on the twisting joint (`--dq-joints joint1`), whose ring,
+/// weighted half and half, takes half of each method, so that at 180° its width lies between
+/// LBS's collapsed ring and DQS's round one; and the blend values' colour map.
+fn browser_shows_blended_between_lbs_and_dqs() {
+    let Some(driver) = PageDriver::or_skip("the viewer's browser test") else {
+        return;
+    };
+    let dir = rigs("browser-blended");
+    let server = Server::start_with_args(
+        &dir.join("twist_fine.glb"),
+        &["--dq-joints", "joint1"],
+        std::process::Stdio::inherit(),
+    );
+    let out = dir.join("page");
+    check_page(&driver, &server, &out, 2.0, 1.0, (1.0, "blend"));
+    let at_180 = Picture::open(&out.join("first.png"));
+    let ratio = |panel| ring_width_ratio(&row_widths(&at_180, panel, 4)).0;
+    let (lbs, dqs, blended) = (ratio(0), ratio(1), ratio(3));
+    eprintln!("180°: ring ÷ body width LBS {lbs:.3}, DQS {dqs:.3}, blended {blended:.3}");
+    assert!(
+        lbs + BETWEEN_MARGIN < blended && blended + BETWEEN_MARGIN < dqs,
+        "blended's ring {blended:.3} is not between LBS's {lbs:.3} and DQS's {dqs:.3}"
+    );
+    let colored = Picture::open(&out.join("colored.png"));
+    let recolored = changed_share(&at_180, &colored);
+    assert!(
+        recolored > POSE_CHANGED_SHARE,
+        "the blend values' map changed nothing: {recolored}"
+    );
+    drop(server);
+}
+
 fn browser_plays_a_sample_model() {
     let Some(driver) = PageDriver::or_skip("the viewer's browser test") else {
         return;
@@ -246,7 +285,7 @@ fn browser_plays_a_sample_model() {
     // Kept in target/tmp: docs/reports.md's picture comes from here (page.png).
     let out = repository_root().join("target/tmp/view-CesiumMan");
     let _ = std::fs::remove_dir_all(&out);
-    let result = check_page(&driver, &server, &out, 0.5, 1.5, 3.0);
+    let result = check_page(&driver, &server, &out, 0.5, 1.5, (3.0, "area"));
     let a = Picture::open(&out.join("first.png"));
     let b = Picture::open(&out.join("second.png"));
     let changed = changed_share(&a, &b);
@@ -269,7 +308,14 @@ fn an_error_after_start_is_the_cli_line_on_the_page_and_in_the_terminal() {
         Stdio::from(std::fs::File::create(&log).expect("log file")),
     );
     // The page asks for the pose at ?time=NaN: the server cannot pose it.
-    let result = run_check(&driver, &server, &dir.join("page"), "NaN", 1.0, 0.0);
+    let result = run_check(
+        &driver,
+        &server,
+        &dir.join("page"),
+        "NaN",
+        1.0,
+        (0.0, "area"),
+    );
     drop(server);
     let shown = result["error"]
         .as_str()
@@ -350,6 +396,7 @@ fn browser_recovers_after_failed_poses_and_backs_off_while_they_fail() {
 
 skinblend_testkit::test_main!(
     browser_shows_the_candy_wrapper_in_lbs_and_not_in_dqs,
+    browser_shows_blended_between_lbs_and_dqs,
     browser_plays_a_sample_model,
     an_error_after_start_is_the_cli_line_on_the_page_and_in_the_terminal,
     browser_recovers_after_failed_poses_and_backs_off_while_they_fail,

@@ -21,6 +21,9 @@ pub enum ColorMapKind {
     /// Each vertex's distance from the first method's result, as a share of its bounding-box
     /// diagonal ([`color::displacement`]).
     DistanceFromFirst,
+    /// Each vertex's blend value under the blended method (0 = LBS, 1 = DQS), the same in every
+    /// view.
+    BlendValues,
 }
 
 /// What `/api/colors` answers: the colours, and the top of the distance map's range.
@@ -108,6 +111,20 @@ impl ColorSkinners {
                     methods[0].label()
                 );
                 (values, ColorMap::sequential(high, &label, 100.0))
+            }
+            ColorMapKind::BlendValues => {
+                let mut per_primitive = Vec::with_capacity(primitives.len());
+                for p in primitives {
+                    let primitive = &model.meshes()[p.mesh].primitives[p.primitive];
+                    let values = super::layout::blend_values(primitive, dq_blend)
+                        .with_context(|| format!("{}: no blend values to show", p.path))?;
+                    per_primitive.push(values);
+                }
+                let label = "blend value (0 = LBS, 1 = DQS)";
+                (
+                    vec![per_primitive; posed.len()],
+                    ColorMap::sequential(1.0, label, 1.0),
+                )
             }
         };
         let mut rgba = Vec::new();

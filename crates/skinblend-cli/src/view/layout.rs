@@ -23,7 +23,8 @@ pub struct Layout {
 
 /// The bind-pose vertex data of every shown primitive, one after another (little-endian, each
 /// array 4-byte aligned): positions (3 f32), normals (3 f32, where the file has them), joints
-/// (4 u32), weights (4 f32), triangle indices (3 u32); and the model's description (the file's
+/// (4 u32), weights (4 f32), triangle indices (3 u32), and where blended is shown its blend
+/// values (1 f32: the file's, else `dq_blend` for every vertex); and the model's description (the file's
 /// name from `shown`, the methods, animations, skins and primitives, and `bounds`, the box the
 /// page's camera frames) with each array's byte offset into the data.
 ///
@@ -32,7 +33,7 @@ pub struct Layout {
 pub fn layout(
     model: &Model,
     shown_file: &str,
-    methods: &[Method],
+    (methods, dq_blend): (&[Method], Option<f32>),
     shown: &Shown,
     bounds: &(Vec3, Vec3),
 ) -> Result<Layout> {
@@ -83,6 +84,14 @@ pub fn layout(
         for index in triangles.iter().flatten() {
             bytes.extend_from_slice(&index.to_le_bytes());
         }
+        let blend = if methods.contains(&Method::Blended) {
+            let values = blend_values(primitive, dq_blend).with_context(|| {
+                format!("{}: no blend values for the blended method", view.path)
+            })?;
+            Some(floats(&mut bytes, &mut values.into_iter()))
+        } else {
+            None
+        };
         described.push(json!({
             "path": view.path,
             "skin": view.skin_slot,
@@ -94,6 +103,7 @@ pub fn layout(
                 "joints": joints,
                 "weights": weights,
                 "indices": indices,
+                "blend": blend,
             },
             "centers_in_file": primitive.rotation_centers.is_some(),
         }));
@@ -141,6 +151,19 @@ pub fn layout(
         model_json,
         mesh_bytes: bytes,
     })
+}
+
+/// The blend values blended skins `primitive` with: the file's (`_SKINBLEND_DQ_BLEND`, or the
+/// joint rule's), else `dq_blend` for every vertex; `None` without either.
+pub fn blend_values(
+    primitive: &skinblend_gltf::Primitive,
+    dq_blend: Option<f32>,
+) -> Option<Vec<f32>> {
+    match (&primitive.dq_blend, dq_blend) {
+        (Some(values), _) => Some(values.clone()),
+        (None, Some(value)) => Some(vec![value; primitive.positions.len()]),
+        (None, None) => None,
+    }
 }
 
 /// The file name of `shown` (the file as the command line named it), or `shown` itself when

@@ -118,9 +118,10 @@ pub fn answer(site: &Site, request: &RequestHead) -> Reply {
             let kind = match query_value(query, "map") {
                 Some("area") => Some(ColorMapKind::AreaChange),
                 Some("distance") => Some(ColorMapKind::DistanceFromFirst),
+                Some("blend") => Some(ColorMapKind::BlendValues),
                 _ => None,
             };
-            let usage = "animation=INDEX|rest&time=SECONDS&map=area|distance";
+            let usage = "animation=INDEX|rest&time=SECONDS&map=area|distance|blend";
             match (pose_query(viewer, query), kind) {
                 (Ok((animation, time_s)), Some(kind)) => {
                     match viewer.colors(animation, time_s, kind) {

@@ -80,7 +80,7 @@ impl Viewer {
         let start_s = model.animations().first().map_or(0.0, |a| a.start_s);
         viewer.pose_bytes(first, start_s)?;
         let bounds = viewer.bounds(first, start_s)?;
-        let layout = layout(model, shown, methods, &viewer.parts, &bounds)?;
+        let layout = layout(model, shown, (methods, dq_blend), &viewer.parts, &bounds)?;
         viewer.model_json = layout.model_json;
         viewer.mesh_bytes = layout.mesh_bytes;
         let parts = viewer

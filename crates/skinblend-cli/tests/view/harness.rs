@@ -38,10 +38,17 @@ impl Server {
     /// Starts `skinblend view FILE --no-open --port 0` with its stderr to `stderr`, and reads
     /// the URL it prints.
     pub fn start_with_stderr(file: &Path, stderr: Stdio) -> Self {
+        Self::start_with_args(file, &[], stderr)
+    }
+
+    /// Starts `skinblend view FILE --no-open --port 0 ARGS...` with its stderr to `stderr`,
+    /// and reads the URL it prints.
+    pub fn start_with_args(file: &Path, args: &[&str], stderr: Stdio) -> Self {
         let mut child = command()
             .arg("view")
             .arg(file)
             .args(["--no-open", "--port", "0"])
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()

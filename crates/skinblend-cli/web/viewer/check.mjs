@@ -1,12 +1,13 @@
 // Drives the page of `skinblend view` in headless Chromium (playwright-core from tools/,
 // `npm ci --prefix tools`) and writes what it saw for crates/skinblend-cli/tests/view.rs:
 //
-//   node crates/skinblend-cli/web/viewer/check.mjs URL OUT_DIR TIME_S OTHER_TIME_S [PLAY_SECONDS]
+//   node crates/skinblend-cli/web/viewer/check.mjs URL OUT_DIR TIME_S OTHER_TIME_S [PLAY_SECONDS [MAP]]
 //
 // Loads URL?paused&time=TIME_S, waits until the page has drawn that pose (or reports an
 // error), screenshots the viewports (OUT_DIR/first.png), moves the time slider to OTHER_TIME_S
 // and screenshots again (OUT_DIR/second.png), plays for PLAY_SECONDS (default 3) and reads the
-// page's frame rate, then shows TIME_S with the area-change colour map (OUT_DIR/colored.png,
+// page's frame rate, then shows TIME_S with the colour map MAP (area, distance or blend; default
+// area) (OUT_DIR/colored.png,
 // and the whole page in OUT_DIR/page.png). OUT_DIR/result.json holds the console errors, page
 // errors, failed requests, the page's error line, the renderer, the rates and the statuses of
 // requests for paths outside the viewer's files (sent by node, not the page). Exits 1 only
@@ -17,7 +18,9 @@ import { get } from 'node:http';
 import path from 'node:path';
 import { withHeadlessChromium } from '../../../../tools/headless-chromium.mjs';
 
-const [url, out, first, second, play = '3'] = process.argv.slice(2);
+const [url, out, first, second, play = '3', map = 'area'] = process.argv.slice(2);
+// Each map's legend starts so once its colours are shown.
+const LEGENDS = { area: 'surface area', distance: 'distance from', blend: 'blend value' };
 if (!url || !out || first === undefined || second === undefined) {
   console.error('usage: node crates/skinblend-cli/web/viewer/check.mjs URL OUT_DIR TIME_S OTHER_TIME_S [PLAY_SECONDS]');
   process.exit(2);
@@ -59,10 +62,10 @@ try {
       result.poses_per_second = await page.evaluate(() => window.skinblendViewer.posesPerSecond);
       await page.locator('#play').click();
       await page.evaluate((t) => window.skinblendViewer.setTime(t), Number(first));
-      // The area-change colour map at the first time (OUT_DIR/colored.png).
-      await page.locator('#coloring').selectOption('area');
-      await page.waitForFunction(() => document.getElementById('legend').textContent.startsWith('surface area'),
-        null, { timeout: 120_000, polling: 100 });
+      // The colour map at the first time (OUT_DIR/colored.png).
+      await page.locator('#coloring').selectOption(map);
+      await page.waitForFunction((legend) => document.getElementById('legend').textContent.startsWith(legend),
+        LEGENDS[map], { timeout: 120_000, polling: 100 });
       await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
       await view.screenshot({ path: path.join(out, 'colored.png') });
       await page.waitForTimeout(300);

@@ -51,15 +51,19 @@ export function createColors(info, scenes, page) {
         }));
         if (colorsShown === null) showColoring(true);
         colorsShown = key;
-        $('legend').textContent = coloring === 'area'
-          ? `surface area change against the bind pose: blue −${(high * 100).toFixed(0)}% … white 0 … red +${(high * 100).toFixed(0)}%`
-          : `distance from the ${methods[0].label} result: dark 0 … yellow ${(high * 100).toPrecision(3)}% of the size`;
+        $('legend').textContent = {
+          area: `surface area change against the bind pose: blue −${(high * 100).toFixed(0)}% … white 0 … red +${(high * 100).toFixed(0)}%`,
+          distance: `distance from the ${methods[0].label} result: dark 0 … yellow ${(high * 100).toPrecision(3)}% of the size`,
+          blend: 'blend value of the blended method: dark 0 (LBS) … yellow 1 (DQS)',
+        }[coloring];
         page.dirty = true;
       }
     } finally {
       colorsInFlight = false;
     }
   }
+  // The blend values' map only where the page shows blended.
+  if (!methods.some((m) => m.name === 'blended')) $('coloring').querySelector('option[value="blend"]').remove();
   $('coloring').addEventListener('change', () => {
     coloring = $('coloring').value;
     colorsShown = null;

@@ -57,6 +57,10 @@ export function createViews(canvas, info, mesh, libraries, changed) {
       const geometry = new THREE.BufferGeometry();
       for (const [name, attribute] of Object.entries(geometries[k].attributes)) geometry.setAttribute(name, attribute);
       geometry.setIndex(geometries[k].index);
+      // Blended reads each vertex's blend value at location 4 (CoR its center there).
+      if (m.name === 'blended') {
+        geometry.setAttribute('_p2vs_location4', new THREE.BufferAttribute(new Float32Array(mesh, p.offsets.blend, p.vertices), 1));
+      }
       const object = new THREE.Mesh(geometry, material);
       object.frustumCulled = false; // the bind-pose box says nothing of the skinned one
       object.visible = m.name !== 'cor'; // CoR waits for its centers
