@@ -49,6 +49,35 @@ pub(crate) fn rotation_centers<'py>(
     ))
 }
 
+/// Blended's blend values by the joint rule: each vertex's (normalized) weight on the joints
+/// `dq_joints` (indices) flags ([`skinblend::blend_values_from_joints`]).
+#[pyfunction]
+pub(crate) fn blend_values_from_joints<'py>(
+    py: Python<'py>,
+    joints: PyReadonlyArray2<'py, u16>,
+    weights: PyReadonlyArray2<'py, f32>,
+    joint_count: usize,
+    dq_joints: Vec<usize>,
+) -> PyResult<Bound<'py, PyArray1<f32>>> {
+    let influences = Influences::new(
+        joints.shape()[1],
+        slice("joints", &joints)?.to_vec(),
+        slice("weights", &weights)?.to_vec(),
+        joint_count,
+    )
+    .map_err(skin_error)?;
+    let mut flags = vec![false; joint_count];
+    for joint in dq_joints {
+        let Some(flag) = flags.get_mut(joint) else {
+            return Err(PyValueError::new_err(format!(
+                "dq_joints: joint {joint} is out of range ({joint_count} joints)"
+            )));
+        };
+        *flag = true;
+    }
+    Ok(skinblend::blend_values_from_joints(&influences, &flags).into_pyarray(py))
+}
+
 /// The candy-wrapper radius (metres) of the vertices within `half_width` of `along` on the axis.
 #[pyfunction]
 pub(crate) fn candy_wrapper_radius(

@@ -25,14 +25,14 @@ use skinblend::Method;
 
 use convert::PyGltfError;
 use functions::{
-    benchmark_mesh, candy_wrapper_radius, dense_to_sparse, displacement, edge_ratios,
-    evidence_rows, fixture_palette, fixtures, rotation_centers, volume_ratio,
+    benchmark_mesh, blend_values_from_joints, candy_wrapper_radius, dense_to_sparse, displacement,
+    edge_ratios, evidence_rows, fixture_palette, fixtures, rotation_centers, volume_ratio,
 };
 use gradients::{batched_skin, batched_skin_backward};
 use model::{NativeModel, NativePose};
 use skinner::{skin_once, NativeSkinner};
 
-/// The method names, in order (LBS, DQS, CoR).
+/// The method names, in order (LBS, DQS, CoR, blended).
 #[pyfunction]
 fn method_names() -> Vec<&'static str> {
     Method::names().to_vec()
@@ -62,6 +62,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_THREADS", convert::MAX_THREADS)?;
     m.add_function(wrap_pyfunction!(full_validations, m)?)?;
     m.add_function(wrap_pyfunction!(rotation_centers, m)?)?;
+    m.add_function(wrap_pyfunction!(blend_values_from_joints, m)?)?;
     m.add_function(wrap_pyfunction!(candy_wrapper_radius, m)?)?;
     m.add_function(wrap_pyfunction!(edge_ratios, m)?)?;
     m.add_function(wrap_pyfunction!(volume_ratio, m)?)?;

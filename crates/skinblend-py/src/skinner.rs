@@ -5,8 +5,8 @@ use std::cell::RefCell;
 
 use glam::Vec3;
 use numpy::{
-    PyReadonlyArray2, PyReadonlyArray3, PyReadonlyArrayDyn, PyReadwriteArray2, PyReadwriteArray3,
-    PyUntypedArrayMethods,
+    PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3, PyReadonlyArrayDyn, PyReadwriteArray2,
+    PyReadwriteArray3, PyUntypedArrayMethods,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -44,6 +44,8 @@ pub(crate) struct MeshArrays<'py> {
     pub(crate) weights: PyReadonlyArray2<'py, f32>,
     pub(crate) joint_count: usize,
     pub(crate) centers: Option<PyReadonlyArray2<'py, f32>>,
+    /// Blended's blend values, one per vertex.
+    pub(crate) blend_values: Option<PyReadonlyArray1<'py, f32>>,
 }
 
 /// The most bytes of influence arrays a thread keeps between one-shot calls.
@@ -98,6 +100,11 @@ impl MeshArrays<'_> {
                 .with_rotation_centers(vec3s("centers", centers)?)
                 .map_err(skin_error)?;
         }
+        if let Some(values) = &self.blend_values {
+            mesh = mesh
+                .with_blend_values(slice("blend_values", values)?)
+                .map_err(skin_error)?;
+        }
         Ok(mesh)
     }
 }
@@ -133,7 +140,7 @@ fn outputs<'a>(
 /// Skins a mesh once (`skinblend.skin`): the mesh is checked once and borrowed from numpy
 /// (see [`MeshArrays::mesh`]), skinned into the given arrays; returns the diagnostics.
 #[pyfunction]
-#[pyo3(signature = (positions, normals, tangents, joints, weights, joint_count, method, bind_origins, centers, threads, palette, out_positions, out_normals=None, out_tangents=None))]
+#[pyo3(signature = (positions, normals, tangents, joints, weights, joint_count, method, bind_origins, centers, blend_values, threads, palette, out_positions, out_normals=None, out_tangents=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn skin_once<'py>(
     py: Python<'py>,
@@ -146,6 +153,7 @@ pub(crate) fn skin_once<'py>(
     method: &str,
     bind_origins: Option<PyReadonlyArray2<'py, f32>>,
     centers: Option<PyReadonlyArray2<'py, f32>>,
+    blend_values: Option<PyReadonlyArray1<'py, f32>>,
     threads: Option<usize>,
     palette: PyReadonlyArray3<'py, f32>,
     mut out_positions: PyReadwriteArray2<'py, f32>,
@@ -171,6 +179,7 @@ pub(crate) fn skin_once<'py>(
         weights,
         joint_count,
         centers,
+        blend_values,
     };
     let outputs = outputs(
         &mut out_positions,
@@ -198,7 +207,7 @@ pub(crate) fn skin_once<'py>(
 #[pymethods]
 impl NativeSkinner {
     #[new]
-    #[pyo3(signature = (positions, normals, tangents, joints, weights, joint_count, method, bind_origins, centers, threads))]
+    #[pyo3(signature = (positions, normals, tangents, joints, weights, joint_count, method, bind_origins, centers, blend_values, threads))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         positions: PyReadonlyArray2<'_, f32>,
@@ -210,6 +219,7 @@ impl NativeSkinner {
         method: &str,
         bind_origins: Option<PyReadonlyArray2<'_, f32>>,
         centers: Option<PyReadonlyArray2<'_, f32>>,
+        blend_values: Option<PyReadonlyArray1<'_, f32>>,
         threads: Option<usize>,
     ) -> PyResult<Self> {
         check_threads(threads)?;
@@ -222,6 +232,7 @@ impl NativeSkinner {
             weights,
             joint_count,
             centers,
+            blend_values,
         };
         let influences = arrays.influences(None)?;
         let mesh = arrays.mesh(influences)?.into_owned();

@@ -45,7 +45,7 @@ def random_palettes(frames: int, j: int, seed: int = 3) -> np.ndarray:
 
 
 def test_methods_listed():
-    assert skinblend.METHODS == ("linear", "dq", "cor")
+    assert skinblend.METHODS == ("linear", "dq", "cor", "blended")
 
 
 def test_lbs_matches_numpy_formulation():
@@ -106,8 +106,14 @@ def test_dense_weights_equal_sparse(method):
     centers = None
     if method == "cor":
         centers = positions * 0.5  # any finite per-vertex centers exercise the kernel
-    sparse = skinblend.skin(positions, joints, weights, palette, method=method, centers=centers)
-    from_dense = skinblend.skin(positions, None, dense, palette, method=method, centers=centers)
+    # Blended: values 0, 1 and between (ignored by the other methods).
+    blend = np.resize(np.array([0.0, 1.0, 0.25, 0.5], np.float32), 3000)
+    sparse = skinblend.skin(
+        positions, joints, weights, palette, method=method, centers=centers, blend_values=blend
+    )
+    from_dense = skinblend.skin(
+        positions, None, dense, palette, method=method, centers=centers, blend_values=blend
+    )
     assert np.array_equal(sparse.positions, from_dense.positions)
 
 

@@ -71,7 +71,9 @@ def test_threads_above_the_limit_are_refused_naming_it():
             skinblend.skin_frames(positions, joints, weights, palettes, threads=threads)
         # The native layer applies the same limit.
         with pytest.raises(ValueError, match=f"at most {skinblend.MAX_THREADS}"):
-            _native.NativeSkinner(positions, None, None, joints, weights, 4, "dq", None, None, threads)
+            _native.NativeSkinner(
+                positions, None, None, joints, weights, 4, "dq", None, None, None, threads
+            )
     # The limit itself is allowed.
     skinblend.skin_frames(positions, joints, weights, palettes, threads=skinblend.MAX_THREADS)
 

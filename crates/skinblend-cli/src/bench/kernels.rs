@@ -29,6 +29,9 @@ impl Outputs {
     }
 }
 
+/// The blend value of every vertex when the benchmarks run the blended method.
+pub(super) const BENCH_BLEND_VALUE: f32 = 0.5;
+
 /// The call times of one kernel configuration.
 pub(super) fn kernel_call_times(
     mesh: &BenchmarkMesh,
@@ -44,7 +47,10 @@ pub(super) fn kernel_call_times(
     // the layout the kernels read best (LBS with normals and four influences reads its blocks).
     let mut handle = SkinMesh::new(&mesh.positions[..], &mesh.influences)?
         // CoR's speed does not depend on where the centers are: the bind positions serve.
-        .with_rotation_centers(&mesh.positions[..])?;
+        .with_rotation_centers(&mesh.positions[..])?
+        // Blended: every vertex between LBS and DQS, so every block blends both (its slowest
+        // case; a block all 0 or all 1 runs LBS's or DQS's kernel).
+        .with_uniform_blend_value(BENCH_BLEND_VALUE)?;
     if normals {
         handle = handle.with_normals(&mesh.normals[..])?;
     }

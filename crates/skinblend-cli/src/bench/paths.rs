@@ -18,12 +18,13 @@ use anyhow::Result;
 use glam::Vec3;
 use skinblend::fixtures::{self, benchmark_mesh, BenchmarkMesh};
 use skinblend::{
-    prepare, skin_batch, skin_into, Method, PreparedPalette, RunOptions, SkinInput, SkinJob,
-    SkinMesh, SkinOutputs,
+    prepare, skin_batch, skin_into, BlendValues, Method, PreparedPalette, RunOptions, SkinInput,
+    SkinJob, SkinMesh, SkinOutputs,
 };
 use skinblend_gltf::{Model, SceneOptions, SceneSkinner};
 use skinblend_gpu::bench::bench_rig;
 
+use super::kernels::BENCH_BLEND_VALUE;
 use super::plan::{call_times, Plan};
 
 /// One measured path.
@@ -96,13 +97,15 @@ fn one_thread() -> RunOptions {
 fn mesh_handle(mesh: &BenchmarkMesh) -> Result<SkinMesh<'_>> {
     Ok(SkinMesh::new(&mesh.positions[..], &mesh.influences)?
         .with_normals(&mesh.normals[..])?
-        .with_rotation_centers(&mesh.positions[..])?)
+        .with_rotation_centers(&mesh.positions[..])?
+        .with_uniform_blend_value(BENCH_BLEND_VALUE)?)
 }
 
 fn plain_input(mesh: &BenchmarkMesh) -> Result<SkinInput<'_>> {
     Ok(
         SkinInput::new(&mesh.positions, Some(&mesh.normals), None, &mesh.influences)?
-            .with_rotation_centers(&mesh.positions)?,
+            .with_rotation_centers(&mesh.positions)?
+            .with_blend_values(BlendValues::Uniform(BENCH_BLEND_VALUE))?,
     )
 }
 
@@ -187,6 +190,7 @@ fn scene_rows(plan: &Plan, methods: &[Method], progress: &dyn Fn(&str)) -> Resul
         progress(&format!("scene {} {total}", method.name()));
         let mut options = SceneOptions::with_method(method);
         options.tangents = false;
+        options.dq_blend = Some(BENCH_BLEND_VALUE);
         options.skin.parallel = false;
         let mut skinner = SceneSkinner::cpu(&model, options)?;
         let centers;
@@ -205,6 +209,7 @@ fn scene_rows(plan: &Plan, methods: &[Method], progress: &dyn Fn(&str)) -> Resul
             )?;
             input = input.with_rotation_centers(&centers.centers)?;
         }
+        input = input.with_blend_values(BlendValues::Uniform(BENCH_BLEND_VALUE))?;
         let world_palette = model.palette(&pose, 0)?;
         let palette = prepare(
             &world_palette,

@@ -19,7 +19,8 @@ Conventions
   arrays where floats are expected, and arrays of the wrong shape, are refused with a
   ``ValueError`` naming the argument and the expected shape. Outputs are ``float32``.
 - Methods: ``"linear"`` (LBS), ``"dq"`` (dual quaternions), ``"cor"`` (optimized centers of
-  rotation; needs ``centers`` from :func:`rotation_centers`).
+  rotation; needs ``centers`` from :func:`rotation_centers`), ``"blended"`` (LBS and DQS by a
+  per-vertex blend value; needs ``blend_values``, e.g. from :func:`blend_values_from_joints`).
 - Errors are ``ValueError`` (bad data: the message names the vertex, joint or argument),
   ``FileNotFoundError`` and :class:`GltfError` (a ``ValueError`` naming the JSON path), with
   the command line program's one-line messages.
@@ -57,6 +58,7 @@ from ._native import GltfError
 from ._skinning import (
     SkinResult,
     Skinner,
+    blend_values_from_joints,
     full_validations,
     rotation_centers,
     skin,
@@ -77,6 +79,7 @@ __all__ = [
     "sparse_weights",
     "full_validations",
     "rotation_centers",
+    "blend_values_from_joints",
     "load",
     "Model",
     "Pose",

@@ -28,6 +28,7 @@ class NativeSkinner:
         method: str,
         bind_origins: Optional[_F32],
         centers: Optional[_F32],
+        blend_values: Optional[_F32],
         threads: Optional[int],
     ) -> None: ...
     def skin(
@@ -57,6 +58,7 @@ def skin_once(
     method: str,
     bind_origins: Optional[_F32],
     centers: Optional[_F32],
+    blend_values: Optional[_F32],
     threads: Optional[int],
     palette: _F32,
     out_positions: _F32,
@@ -105,6 +107,9 @@ def rotation_centers(
     sigma: float,
     epsilon: float,
 ) -> Tuple[_F32, int]: ...
+def blend_values_from_joints(
+    joints: npt.NDArray[np.uint16], weights: _F32, joint_count: int, dq_joints: List[int]
+) -> _F32: ...
 def candy_wrapper_radius(
     positions: _F32, axis_point: Sequence[float], axis_direction: Sequence[float], along: float, half_width: float
 ) -> Optional[float]: ...

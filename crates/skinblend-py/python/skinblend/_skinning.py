@@ -4,7 +4,7 @@ many frames (:func:`skin_frames`), dense weights made sparse once, centers of ro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple, cast
+from typing import Optional, Tuple, Union, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -67,6 +67,7 @@ class _MeshArrays:
     weights: F32
     joint_count: int
     centers: Optional[F32]
+    blend_values: Optional[F32]
 
     @staticmethod
     def checked(
@@ -76,6 +77,7 @@ class _MeshArrays:
         normals: Optional[ArrayLike],
         tangents: Optional[ArrayLike],
         centers: Optional[ArrayLike],
+        blend_values: Union[None, float, ArrayLike] = None,
     ) -> "_MeshArrays":
         checked = _floats("positions", positions, (None, 3), "(N, 3)")
         n = checked.shape[0]
@@ -88,6 +90,7 @@ class _MeshArrays:
             sparse,
             joint_count,
             None if centers is None else _floats("centers", centers, (n, 3), f"({n}, 3)"),
+            _blend_values(blend_values, n),
         )
 
     def native_arguments(
@@ -105,6 +108,15 @@ def _bind_origins(bind_origins: Optional[ArrayLike]) -> Optional[F32]:
     return _floats("bind_origins", bind_origins, (None, 3), "(J, 3)")
 
 
+def _blend_values(values: Union[None, float, ArrayLike], n: int) -> Optional[F32]:
+    """Blended's values as ``(N,)`` float32: an array as given, one number for every vertex."""
+    if values is None:
+        return None
+    if isinstance(values, (int, float, np.floating, np.integer)) and not isinstance(values, bool):
+        return np.full(n, values, np.float32)
+    return _floats("blend_values", values, (n,), f"({n},)")
+
+
 class Skinner:
     """A mesh prepared once and skinned frame after frame without reallocating.
 
@@ -115,7 +127,9 @@ class Skinner:
     ``bind_origins`` ``(J, 3)``: each joint's origin in the bind pose, about which DQS's
     residual (scale, shear) acts (``None``: the origin; a glTF skin's joint centers are these).
     ``centers`` ``(N, 3)``: per-vertex centers of rotation for ``method="cor"`` (NaN rows: none,
-    skinned by DQS). ``threads``: ``None`` for every core, ``1`` for the calling thread only, or
+    skinned by DQS). ``blend_values`` ``(N,)`` or one number: for ``method="blended"``, each
+    vertex's share of DQS (0 = LBS, 1 = DQS; ``blend_values_from_joints`` derives them from
+    chosen joints). ``threads``: ``None`` for every core, ``1`` for the calling thread only, or
     a count up to :data:`MAX_THREADS` (256; more is a ``ValueError``). Results are
     bit-identical on any thread count.
     """
@@ -131,14 +145,18 @@ class Skinner:
         method: Method = "dq",
         bind_origins: Optional[ArrayLike] = None,
         centers: Optional[ArrayLike] = None,
+        blend_values: Union[None, float, ArrayLike] = None,
         threads: Optional[int] = None,
     ) -> None:
-        mesh = _MeshArrays.checked(positions, joints, weights, normals, tangents, centers)
+        mesh = _MeshArrays.checked(
+            positions, joints, weights, normals, tangents, centers, blend_values
+        )
         self._native = _native.NativeSkinner(
             *mesh.native_arguments(),
             _method(method),
             _bind_origins(bind_origins),
             mesh.centers,
+            mesh.blend_values,
             _threads(threads),
         )
         self._has_normals: bool = self._native.has_normals
@@ -230,6 +248,7 @@ def skin(
     method: Method = "dq",
     bind_origins: Optional[ArrayLike] = None,
     centers: Optional[ArrayLike] = None,
+    blend_values: Union[None, float, ArrayLike] = None,
     threads: Optional[int] = None,
 ) -> SkinResult:
     """Skins a mesh once under ``palette`` ``(J, 4, 4)``; see :class:`Skinner` for the arguments.
@@ -239,7 +258,7 @@ def skin(
     normals and centers are read in place, without a copy (other dtypes are converted once).
     For many frames of one mesh, make a :class:`Skinner` once, or call :func:`skin_frames`.
     """
-    mesh = _MeshArrays.checked(positions, joints, weights, normals, tangents, centers)
+    mesh = _MeshArrays.checked(positions, joints, weights, normals, tangents, centers, blend_values)
     palette = _palette("palette", palette)
     n = mesh.positions.shape[0]
     out = np.empty((n, 3), np.float32)
@@ -250,6 +269,7 @@ def skin(
         _method(method),
         _bind_origins(bind_origins),
         mesh.centers,
+        mesh.blend_values,
         _threads(threads),
         palette,
         out,
@@ -268,6 +288,7 @@ def skin_frames(
     method: Method = "dq",
     bind_origins: Optional[ArrayLike] = None,
     centers: Optional[ArrayLike] = None,
+    blend_values: Union[None, float, ArrayLike] = None,
     threads: Optional[int] = None,
     out: Optional[F32] = None,
 ) -> F32:
@@ -283,6 +304,7 @@ def skin_frames(
         method=method,
         bind_origins=bind_origins,
         centers=centers,
+        blend_values=blend_values,
         threads=threads,
     )
     return skinner.skin_frames(palettes, out=out)
@@ -313,4 +335,18 @@ def rotation_centers(
         joint_count,
         float(sigma),
         float(epsilon),
+    )
+
+
+def blend_values_from_joints(
+    joints: Optional[ArrayLike], weights: ArrayLike, dq_joints: "list[int] | Tuple[int, ...]"
+) -> F32:
+    """Blend values for ``method="blended"`` by a rule an artist states: each vertex takes as
+    much DQS as its weights put on the joints ``dq_joints`` (indices), so the blend fades where
+    the weights do. ``(N,)`` float32 in ``[0, 1]``; an unweighted vertex gets 0.
+    """
+    n = np.asarray(weights).shape[0]
+    sparse_joints, sparse, joint_count = _influences(joints, weights, n)
+    return _native.blend_values_from_joints(
+        sparse_joints, sparse, joint_count, [int(j) for j in dq_joints]
     )

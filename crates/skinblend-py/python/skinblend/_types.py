@@ -24,8 +24,8 @@ class SupportsDLPack(Protocol):
 #: Anything numpy turns into an array: a numpy array, a list, a buffer, a DLPack producer.
 ArrayLike = Union[npt.ArrayLike, SupportsDLPack]
 #: A skinning method: ``"linear"`` (LBS), ``"dq"`` (dual quaternions), ``"cor"`` (centers of
-#: rotation).
-Method = Literal["linear", "dq", "cor"]
+#: rotation), ``"blended"`` (LBS and DQS by a per-vertex blend value).
+Method = Literal["linear", "dq", "cor", "blended"]
 #: A file path.
 Path = Union[str, "PathLike[str]"]
 #: Exact counts of what a skinning call met (see ``skinblend::Diagnostics``).
