@@ -44,6 +44,7 @@ struct Arrays<'py, T: numpy::Element> {
     weights: PyReadonlyArrayDyn<'py, T>,
     bind_origins: Option<PyReadonlyArrayDyn<'py, T>>,
     centers: Option<PyReadonlyArrayDyn<'py, T>>,
+    blend_values: Option<PyReadonlyArrayDyn<'py, T>>,
     grad_out: Option<PyReadonlyArrayDyn<'py, T>>,
 }
 
@@ -53,7 +54,7 @@ fn arrays<'py, T: numpy::Element>(
     vertices: &Bound<'py, PyAny>,
     weights: &Bound<'py, PyAny>,
     bind_origins: Option<&Bound<'py, PyAny>>,
-    centers: Option<&Bound<'py, PyAny>>,
+    (centers, blend_values): (Option<&Bound<'py, PyAny>>, Option<&Bound<'py, PyAny>>),
     grad_out: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Option<Arrays<'py, T>>> {
     let Some(palettes) = floats::<T>("palette", palettes, 4)? else {
@@ -71,6 +72,7 @@ fn arrays<'py, T: numpy::Element>(
         weights: same("weights", weights, 3)?,
         bind_origins: optional("bind_origins", bind_origins, 2)?,
         centers: optional("centers", centers, 2)?,
+        blend_values: optional("blend_values", blend_values, 1)?,
         grad_out: optional("grad_output", grad_out, 3)?,
         palettes,
     }))
@@ -113,8 +115,11 @@ impl<T: numpy::Element + Real> Arrays<'_, T> {
                 .as_ref()
                 .map(|a| slice("centers", a))
                 .transpose()?,
-            // skinblend.torch does not take blend values yet: the core refuses "blended".
-            blend_values: None,
+            blend_values: self
+                .blend_values
+                .as_ref()
+                .map(|a| slice("blend_values", a))
+                .transpose()?,
             rigid_tolerance: DEFAULT_RIGID_TOLERANCE,
         })
     }
@@ -197,7 +202,7 @@ fn wrong_dtype(palettes: &Bound<'_, PyAny>) -> PyErr {
 
 /// Positions `(B, N, 3)` of the batched rig (see the module docs), in the palette's dtype.
 #[pyfunction]
-#[pyo3(signature = (method, palettes, vertices, joints, weights, bind_origins, centers, threads))]
+#[pyo3(signature = (method, palettes, vertices, joints, weights, bind_origins, centers, blend_values, threads))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn batched_skin<'py>(
     py: Python<'py>,
@@ -208,12 +213,14 @@ pub(crate) fn batched_skin<'py>(
     weights: &Bound<'py, PyAny>,
     bind_origins: Option<&Bound<'py, PyAny>>,
     centers: Option<&Bound<'py, PyAny>>,
+    blend_values: Option<&Bound<'py, PyAny>>,
     threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    if let Some(a) = arrays::<f32>(palettes, vertices, weights, bind_origins, centers, None)? {
+    let per_vertex = (centers, blend_values);
+    if let Some(a) = arrays::<f32>(palettes, vertices, weights, bind_origins, per_vertex, None)? {
         return forward_typed(py, method, a, &joints, threads);
     }
-    if let Some(a) = arrays::<f64>(palettes, vertices, weights, bind_origins, centers, None)? {
+    if let Some(a) = arrays::<f64>(palettes, vertices, weights, bind_origins, per_vertex, None)? {
         return forward_typed(py, method, a, &joints, threads);
     }
     Err(wrong_dtype(palettes))
@@ -222,7 +229,7 @@ pub(crate) fn batched_skin<'py>(
 /// The gradients `(palette, vertices, weights)` of `Σ grad_output · batched_skin(..)`, each
 /// `None` unless wanted, shaped as its input.
 #[pyfunction]
-#[pyo3(signature = (method, palettes, vertices, joints, weights, bind_origins, centers, grad_output, wants, threads))]
+#[pyo3(signature = (method, palettes, vertices, joints, weights, bind_origins, centers, blend_values, grad_output, wants, threads))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn batched_skin_backward<'py>(
     py: Python<'py>,
@@ -233,15 +240,17 @@ pub(crate) fn batched_skin_backward<'py>(
     weights: &Bound<'py, PyAny>,
     bind_origins: Option<&Bound<'py, PyAny>>,
     centers: Option<&Bound<'py, PyAny>>,
+    blend_values: Option<&Bound<'py, PyAny>>,
     grad_output: &Bound<'py, PyAny>,
     wants: (bool, bool, bool),
     threads: Option<usize>,
 ) -> PyResult<Grads<'py>> {
     let g = Some(grad_output);
-    if let Some(a) = arrays::<f32>(palettes, vertices, weights, bind_origins, centers, g)? {
+    let per_vertex = (centers, blend_values);
+    if let Some(a) = arrays::<f32>(palettes, vertices, weights, bind_origins, per_vertex, g)? {
         return backward_typed(py, method, a, &joints, wants, threads);
     }
-    if let Some(a) = arrays::<f64>(palettes, vertices, weights, bind_origins, centers, g)? {
+    if let Some(a) = arrays::<f64>(palettes, vertices, weights, bind_origins, per_vertex, g)? {
         return backward_typed(py, method, a, &joints, wants, threads);
     }
     Err(wrong_dtype(palettes))

@@ -74,15 +74,18 @@ def random_rig(batch: Tuple[int, ...], joints: int = 4, n: int = 7, k: int = 3,
         "palette": palette.to(dtype), "vertices": vertices.to(dtype), "joints": joint_ids,
         "weights": weights.to(dtype), "bind_origins": (2 * r(joints, 3) - 1).to(dtype),
         "centers": (r(n, 3) - 0.5).to(dtype),
+        # Blended: LBS alone, DQS alone and between.
+        "blend_values": torch.tensor([0.0, 1.0, 0.3, 0.7] * n, dtype=dtype)[:n],
     }
 
 
 def run(rig: Dict[str, torch.Tensor], method: str) -> torch.Tensor:
     return skin(rig["vertices"], rig["palette"], rig["joints"], rig["weights"], method=method,  # type: ignore[arg-type]
-                bind_origins=rig["bind_origins"], centers=rig["centers"])
+                bind_origins=rig["bind_origins"], centers=rig["centers"],
+                blend_values=rig["blend_values"])
 
 
-@pytest.mark.parametrize("method", ["linear", "dq", "cor"])
+@pytest.mark.parametrize("method", ["linear", "dq", "cor", "blended"])
 @pytest.mark.parametrize("wrt", ["palette", "vertices", "weights"])
 def test_gradcheck_each_method_and_input(method: str, wrt: str) -> None:
     # Palettes per batch element, one shared mesh, weights per element: every broadcast kind.
@@ -97,7 +100,7 @@ def test_gradcheck_each_method_and_input(method: str, wrt: str) -> None:
     assert torch.autograd.gradcheck(f, (x,))
 
 
-@pytest.mark.parametrize("method", ["linear", "dq", "cor"])
+@pytest.mark.parametrize("method", ["linear", "dq", "cor", "blended"])
 def test_gradcheck_shared_palette_batched_vertices(method: str) -> None:
     rig = random_rig((), seed=5)
     rig["vertices"] = torch.stack([rig["vertices"], 0.5 * rig["vertices"] + 0.1], 0)
@@ -122,7 +125,7 @@ def gradients(rig: Dict[str, torch.Tensor], method: str, seed: int) -> Tuple[tor
     return tuple(result)
 
 
-@pytest.mark.parametrize("method", ["linear", "dq", "cor"])
+@pytest.mark.parametrize("method", ["linear", "dq", "cor", "blended"])
 def test_float32_gradients_match_float64(method: str) -> None:
     rig64 = random_rig((3,), n=40, seed=11)
     rig32 = {name: (t.float() if t.is_floating_point() else t) for name, t in rig64.items()}
@@ -158,7 +161,7 @@ def test_lbs_equals_plain_torch_forward_and_backward(dtype: torch.dtype, toleran
 
 def test_matches_the_numpy_api_and_broadcasts() -> None:
     rig = random_rig((2, 3), n=50, seed=8, dtype=torch.float32)
-    for method in ("linear", "dq", "cor"):
+    for method in ("linear", "dq", "cor", "blended"):
         out = run(rig, method)
         assert out.shape == (2, 3, 50, 3) and out.dtype == torch.float32
         for i in range(2):
@@ -167,6 +170,7 @@ def test_matches_the_numpy_api_and_broadcasts() -> None:
                     rig["vertices"].numpy(), rig["joints"].numpy(), rig["weights"][i, j].numpy(),
                     rig["palette"][i, j].numpy(), method=method,
                     bind_origins=rig["bind_origins"].numpy(), centers=rig["centers"].numpy(),
+                    blend_values=rig["blend_values"].numpy(),
                 ).positions
                 assert np.abs(out[i, j].numpy() - expected).max() <= 1e-5 * (1 + np.abs(expected).max())
 

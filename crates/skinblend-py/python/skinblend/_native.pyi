@@ -136,6 +136,7 @@ def batched_skin(
     weights: _Floats,
     bind_origins: Optional[_Floats],
     centers: Optional[_Floats],
+    blend_values: Optional[_Floats],
     threads: Optional[int],
 ) -> _Floats: ...
 def batched_skin_backward(
@@ -146,6 +147,7 @@ def batched_skin_backward(
     weights: _Floats,
     bind_origins: Optional[_Floats],
     centers: Optional[_Floats],
+    blend_values: Optional[_Floats],
     grad_output: _Floats,
     wants: Tuple[bool, bool, bool],
     threads: Optional[int],

@@ -97,13 +97,14 @@ class _Skin(torch.autograd.Function):
         joints: np.ndarray,
         bind_origins: Optional[np.ndarray],
         centers: Optional[np.ndarray],
+        blend_values: Optional[np.ndarray],
         threads: Optional[int],
     ) -> torch.Tensor:
         ctx.save_for_backward(palette, vertices, weights)
-        ctx.constants = (method, joints, bind_origins, centers, threads)
+        ctx.constants = (method, joints, bind_origins, centers, blend_values, threads)
         out = _native.batched_skin(
             method, _numpy(palette), _numpy(vertices), joints, _numpy(weights), bind_origins,
-            centers, threads,
+            centers, blend_values, threads,
         )
         return torch.from_dlpack(out)
 
@@ -111,16 +112,16 @@ class _Skin(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx: Any, grad_output: torch.Tensor) -> Tuple[Optional[torch.Tensor], ...]:
         palette, vertices, weights = ctx.saved_tensors
-        method, joints, bind_origins, centers, threads = ctx.constants
+        method, joints, bind_origins, centers, blend_values, threads = ctx.constants
         needs = ctx.needs_input_grad
         wants = (bool(needs[0]), bool(needs[1]), bool(needs[2]))
         grad = grad_output.to(palette.dtype).contiguous()
         grads = _native.batched_skin_backward(
             method, _numpy(palette), _numpy(vertices), joints, _numpy(weights), bind_origins,
-            centers, _numpy(grad), wants, threads,
+            centers, blend_values, _numpy(grad), wants, threads,
         )
         tensors = tuple(None if g is None else torch.from_dlpack(g) for g in grads)
-        return tensors + (None, None, None, None, None)
+        return tensors + (None, None, None, None, None, None)
 
 
 def _joints(joints: Any, n: int, joint_count: int) -> np.ndarray:
@@ -155,6 +156,7 @@ def skin(
     method: Method = "dq",
     bind_origins: Optional[torch.Tensor] = None,
     centers: Optional[torch.Tensor] = None,
+    blend_values: Optional[torch.Tensor] = None,
     threads: Optional[int] = None,
 ) -> torch.Tensor:
     """Skinned positions ``(..., N, 3)`` of ``vertices`` under ``palette`` (see the module docs
@@ -163,7 +165,9 @@ def skin(
     ``method``: ``"linear"`` (LBS), ``"dq"`` (DQS), ``"cor"`` (needs ``centers`` ``(N, 3)``,
     from :func:`skinblend.rotation_centers`; NaN rows are skinned by DQS). ``bind_origins``
     ``(J, 3)``: each joint's bind-pose origin, about which DQS's residual (scale, shear) acts.
-    ``centers`` and ``bind_origins`` are constants (no gradient). ``threads``: as elsewhere in
+    ``"blended"`` needs ``blend_values`` ``(N,)``: each vertex's share of DQS (0 = LBS, 1 = DQS;
+    :func:`skinblend.blend_values_from_joints`). ``centers``, ``blend_values`` and
+    ``bind_origins`` are constants (no gradient). ``threads``: as elsewhere in
     skinblend (``None``: every core). Raises ``TypeError`` (not a tensor, a wrong dtype) or
     ``ValueError`` (a shape, a value, a tensor not on the CPU) naming the argument.
     """
@@ -204,7 +208,11 @@ def skin(
             f"{palette_batch} and the weights' {weight_batch}"
         ) from None
     constants: List[Optional[np.ndarray]] = []
-    for name, value, shape in (("bind_origins", bind_origins, (joint_count, 3)), ("centers", centers, (n, 3))):
+    for name, value, shape in (
+        ("bind_origins", bind_origins, (joint_count, 3)),
+        ("centers", centers, (n, 3)),
+        ("blend_values", blend_values, (n,)),
+    ):
         if value is None:
             constants.append(None)
             continue
@@ -214,6 +222,11 @@ def skin(
         constants.append(_numpy(tensor.detach().to(dtype).contiguous()))
     if method == "cor" and centers is None:
         raise ValueError("centers: method 'cor' needs centers (N, 3) (skinblend.rotation_centers)")
+    if method == "blended" and blend_values is None:
+        raise ValueError(
+            "blend_values: method 'blended' needs blend_values (N,), each in [0, 1] "
+            "(skinblend.blend_values_from_joints)"
+        )
     threads = _threads(threads)
     out_shape = batch + (n, 3)
     if n == 0 or any(size == 0 for size in batch):
@@ -226,6 +239,7 @@ def skin(
         joints_array,
         constants[0],
         constants[1],
+        constants[2],
         threads,
     ))
     return out.reshape(out_shape)
