@@ -27,7 +27,8 @@ fn every_load_gltf_seed_loads_skins_exports_and_reloads() {
         let pose = model
             .pose(animation, 0.7)
             .unwrap_or_else(|e| panic!("{name}: pose: {e}"));
-        for method in skinblend::Method::ALL {
+        // Every method the seed can run (blended needs blend values, which seeds do not carry).
+        for method in model.skinnable_methods(None) {
             let options = SkinOptions {
                 method,
                 ..SkinOptions::default()

@@ -296,7 +296,8 @@ mod tests {
         } else {
             1
         };
-        assert_eq!(paths.len(), 3 + 3 + 3 * threads);
+        let methods = Method::ALL.len();
+        assert_eq!(paths.len(), methods + methods + methods * threads);
         for row in paths {
             assert!(row["ratio"].as_f64().unwrap() > 0.0, "{row}");
         }
