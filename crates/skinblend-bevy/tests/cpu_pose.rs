@@ -77,7 +77,8 @@ fn cpu_pose_equals_skinblend_pose_on_samples() {
             })
         });
         assert!(loaded, "{sample}: Bevy did not load its meshes");
-        for method in Method::ALL {
+        // The methods the plugin offers (blended is not in it yet).
+        for method in SkinningMethod::ALL.map(SkinningMethod::core) {
             let mut skinner = SceneSkinner::cpu(&model, SceneOptions::with_method(method))
                 .expect("scene skinner");
             for time in times(&model) {
