@@ -9,7 +9,7 @@
 //!     target/release/deps/kernel_instructions-* dq pn 4 100000 5
 //! ```
 //!
-//! Arguments: method (`linear`, `dq`, `cor`), attributes (`p`, `pn`, `pnt`; with a `b`, as
+//! Arguments: method (`linear`, `dq`, `cor`, `blended` with every value 0.5), attributes (`p`, `pn`, `pnt`; with a `b`, as
 //! `pnb`, the input is a `SkinMesh`, whose private blocks LBS reads, as `skinblend bench`'s is), influences per
 //! vertex, vertices, calls, and optionally joints (64 unless given: `skinblend bench`'s rig) and
 //! threads (1 unless given: more split each call over a rayon pool of that many threads, the
@@ -22,7 +22,9 @@
 
 use glam::{Vec3, Vec4};
 use skinblend::fixtures::benchmark_mesh;
-use skinblend::{prepare, skin_into, Method, SkinInput, SkinMesh, SkinOptions, SkinOutputs};
+use skinblend::{
+    prepare, skin_into, BlendValues, Method, SkinInput, SkinMesh, SkinOptions, SkinOutputs,
+};
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -34,8 +36,9 @@ fn main() {
         "linear" => Method::Linear,
         "dq" => Method::DualQuaternion,
         "cor" => Method::CenterOfRotation,
+        "blended" => Method::Blended,
         other => {
-            eprintln!("error: method {other:?} is not linear, dq or cor");
+            eprintln!("error: method {other:?} is not linear, dq, cor or blended");
             std::process::exit(2);
         }
     };
@@ -65,6 +68,8 @@ fn main() {
         &mesh.influences,
     )
     .and_then(|input| input.with_rotation_centers(&mesh.positions))
+    // Every vertex halfway, as `skinblend bench`'s blended rows: both blends run everywhere.
+    .and_then(|input| input.with_blend_values(BlendValues::Uniform(0.5)))
     .expect("the benchmark mesh is valid");
     let handle = with_blocks.then(|| SkinMesh::from_input(&input));
     let input = match &handle {

@@ -93,6 +93,13 @@ impl<'a> CheckedBlend<'a> {
         })
     }
 
+    /// Whether no vertex has the value 0: then no block of the call is LBS's alone, so every
+    /// block that the SIMD kernel blends reads the dual quaternions through the pivot sign
+    /// table, as DQS's, and the call may count its sign flips once (`simd::flips`).
+    pub(crate) fn every_vertex_takes_dqs(&self) -> bool {
+        self.lowest > 0.0
+    }
+
     /// LBS where every value is 0, DQS where every value is 1 (a mesh with no vertex: LBS),
     /// else `None`: the method whose kernel a call may run instead, to the same bits.
     pub(crate) fn uniform_method(&self) -> Option<Method> {

@@ -6,7 +6,7 @@ mod common;
 use common::simd::*;
 use common::*;
 use glam::{Mat4, Vec3};
-use skinblend::{prepare, Influences, Method, SkinInput, SkinOptions};
+use skinblend::{prepare, BlendValues, Influences, Method, SkinInput, SkinOptions};
 
 /// DQS and CoR with four and eight influences count their sign flips once per call from the
 /// mesh's `(pivot joint, joint)` pair counts where the mesh is large enough (here 8,195
@@ -15,7 +15,10 @@ use skinblend::{prepare, Influences, Method, SkinInput, SkinOptions};
 /// vertices without a center (CoR), light vertices (every weight subnormal), zero weights, the
 /// tail, and a palette longer than the mesh's joint count (the table's rows are longer than the
 /// counts'). (Seen failing with the declined blocks' tallied flips not taken back, and with the
-/// table's rows read at the mesh's joint count.)
+/// table's rows read at the mesh's joint count.) Blended tallies where no blend value is 0
+/// (`simd::flips`): its blocks of all 1s (DQS's kernel), interior blocks and blocks mixing 1
+/// with interior values (the scalar kernel) must add up the same; with a 0 among the values it
+/// counts per influence, and must too.
 #[test]
 fn flip_tally_matches_the_scalar_count_over_pieces_and_fallbacks() {
     const VERTICES: usize = 8_195;
@@ -62,6 +65,20 @@ fn flip_tally_matches_the_scalar_count_over_pieces_and_fallbacks() {
                 }
             })
             .collect();
+        // Blocks of eight: all 1, all interior, 1 mixed with interior, all interior again;
+        // `low` is the last kind's value (0 turns the tally off).
+        let blend_values = |low: f32| -> Vec<f32> {
+            (0..VERTICES)
+                .map(|v| match (v / 8) % 4 {
+                    0 => 1.0,
+                    1 => 0.3,
+                    2 if v % 8 == 3 => 1.0,
+                    2 => 0.6,
+                    _ => low,
+                })
+                .collect()
+        };
+        let (tallied, per_influence) = (blend_values(0.9), blend_values(0.0));
         let input = SkinInput::new(
             &rig.positions,
             Some(&rig.normals),
@@ -71,7 +88,23 @@ fn flip_tally_matches_the_scalar_count_over_pieces_and_fallbacks() {
         .unwrap()
         .with_rotation_centers(&centers)
         .unwrap();
-        for method in [Method::DualQuaternion, Method::CenterOfRotation] {
+        let cases = [
+            (Method::DualQuaternion, input),
+            (Method::CenterOfRotation, input),
+            (
+                Method::Blended,
+                input
+                    .with_blend_values(BlendValues::PerVertex(&tallied))
+                    .unwrap(),
+            ),
+            (
+                Method::Blended,
+                input
+                    .with_blend_values(BlendValues::PerVertex(&per_influence))
+                    .unwrap(),
+            ),
+        ];
+        for (method, input) in cases {
             let options = |simd, parallel| SkinOptions {
                 method,
                 simd,

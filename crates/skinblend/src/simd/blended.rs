@@ -85,7 +85,9 @@ fn interior<const K: usize, const N: bool, const T: bool, const R: bool>(
 ) -> bool {
     // Both blends first, counting nothing, so that a decline leaves the counts as they were.
     let mut dq_counts = Diagnostics::default();
-    let Some((rotation, translation)) = motion8::<K, R>(block, base, &mut dq_counts) else {
+    // SAFETY: AVX2 and FMA are enabled here.
+    let Some((rotation, translation)) = (unsafe { motion8::<K, R>(block, base, &mut dq_counts) })
+    else {
         return false;
     };
     // SAFETY: AVX2 and FMA are enabled here; the slots are the block's (checked slicing).

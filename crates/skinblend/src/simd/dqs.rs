@@ -19,7 +19,9 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     base: usize,
     diagnostics: &mut Diagnostics,
 ) -> bool {
-    let Some((rotation, translation)) = motion8::<K, R>(block, base, diagnostics) else {
+    // SAFETY: this function runs only where AVX2 and FMA are enabled.
+    let Some((rotation, translation)) = (unsafe { motion8::<K, R>(block, base, diagnostics) })
+    else {
         return false;
     };
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
@@ -30,28 +32,38 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
 /// The rigid motions of vertices `base .. base + 8` (the normalized sign-aligned blend as a
 /// rotation and a translation), their sign flips added to `diagnostics`; `None`, counting
 /// nothing, as [`block`] declines. Shared by DQS and blended.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(super) fn motion8<const K: usize, const R: bool>(
+///
+/// # Safety
+/// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function so that it can be
+/// `#[inline(always)]`: called out of line from blended's kernel, its eight registers came back
+/// through the stack; inlined, blended with normals 1.16× at 100k vertices, every value 0.5,
+/// `ab.py 7 "blended pn 4 100000 300"`; the measuring recipe is in `simd/mod.rs`.)
+#[inline(always)]
+pub(super) unsafe fn motion8<const K: usize, const R: bool>(
     block: &Block<'_>,
     base: usize,
     diagnostics: &mut Diagnostics,
 ) -> Option<(Rotation8, [__m256; 3])> {
-    // SAFETY: this function runs only where AVX2 and FMA are enabled.
+    // SAFETY: the caller guarantees AVX2 and FMA.
     let (sum, flips) = unsafe { blend8::<K, R, true>(block, base) }?;
     let [rx, ry, rz, rw, dx, dy, dz, dw] = sum;
-    let rotation = Rotation8::from_real(block, [rx, ry, rz, rw])?;
+    // SAFETY: as above.
+    let rotation = unsafe { Rotation8::from_real(block, [rx, ry, rz, rw]) }?;
     diagnostics.sign_flips += flips;
     // The translation of the normalized blend: 2 (w vε − wε v + v×vε) / |(v, w)|², bilinear in
     // the real and the dual part.
     let (v, w, ve) = (rotation.v, rotation.w, [dx, dy, dz]);
-    let c = cross8(v, ve);
-    let mut translation = [_mm256_setzero_ps(); 3];
-    for a in 0..3 {
-        translation[a] = _mm256_mul_ps(
-            rotation.two_over_norm,
-            _mm256_add_ps(_mm256_fmsub_ps(w, ve[a], _mm256_mul_ps(dw, v[a])), c[a]),
-        );
-    }
+    // SAFETY: as above.
+    let translation = unsafe {
+        let c = cross8(v, ve);
+        let mut translation = [_mm256_setzero_ps(); 3];
+        for a in 0..3 {
+            translation[a] = _mm256_mul_ps(
+                rotation.two_over_norm,
+                _mm256_add_ps(_mm256_fmsub_ps(w, ve[a], _mm256_mul_ps(dw, v[a])), c[a]),
+            );
+        }
+        translation
+    };
     Some((rotation, translation))
 }
