@@ -9,6 +9,7 @@ use glam::{Mat4, Vec3, Vec4};
 use skinblend::fixtures::{benchmark_mesh, BenchmarkMesh};
 use skinblend::{prepare, BlendValues, Influences, Method, SkinInput, SkinOptions};
 
+use crate::methods::VertexInput;
 use crate::{GpuError, GpuSkinner};
 
 /// Joints of the benchmark rig: a typical game character's skeleton size (ozz-animation's
@@ -104,12 +105,11 @@ impl GpuBenchRow {
 pub fn bytes_per_vertex(method: Method, influences: usize, normals: bool, tangents: bool) -> u64 {
     let k = influences as u64;
     let attributes = 12 + 12 * u64::from(normals) + 16 * u64::from(tangents);
-    // CoR also reads the vertex's center of rotation, one vec4; blended its blend value, an f32.
-    let extra = match method {
-        Method::CenterOfRotation => 16,
-        Method::Blended => 4,
-        Method::Linear | Method::DualQuaternion => 0,
-    };
+    // And the method's per-vertex input: CoR's center of rotation (a vec4), blended's blend
+    // value (an f32).
+    let extra = crate::methods::method_kernel(method)
+        .vertex_input
+        .map_or(0, |input| input.bytes_per_vertex());
     // Read: attributes, u16 joint indices, f32 weights; write: the same attributes.
     attributes + 2 * k + 4 * k + extra + attributes
 }
@@ -234,12 +234,13 @@ pub fn run(gpu: &GpuSkinner, case: &GpuBenchCase) -> Result<GpuBenchRow, GpuErro
         case.tangents.then_some(&rig.tangents[..]),
         &rig.influences,
     )?;
-    if case.method == Method::CenterOfRotation {
-        input = input.with_rotation_centers(&rig.rotation_centers)?;
-    }
-    if case.method == Method::Blended {
-        input = input.with_blend_values(BlendValues::PerVertex(&rig.blend_values))?;
-    }
+    input = match crate::methods::method_kernel(case.method).vertex_input {
+        Some(VertexInput::RotationCenters) => input.with_rotation_centers(&rig.rotation_centers)?,
+        Some(VertexInput::BlendValues) => {
+            input.with_blend_values(BlendValues::PerVertex(&rig.blend_values))?
+        }
+        None => input,
+    };
     let mut mesh = gpu.upload(&input)?;
     let options = SkinOptions {
         method: case.method,

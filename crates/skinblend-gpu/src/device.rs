@@ -10,6 +10,7 @@ use skinblend::Method;
 
 use crate::bindings::{bind_group_layout_entries, EXTRAS_STORAGE_BINDINGS, STORAGE_BINDINGS};
 use crate::error::ErrorScopes;
+use crate::methods::{method_index, method_kernels};
 use crate::wgsl;
 use crate::GpuError;
 
@@ -62,13 +63,13 @@ pub struct GpuSkinner {
     pub(crate) limits: wgpu::Limits,
     pub(crate) timestamps: bool,
     pub(crate) layout: wgpu::BindGroupLayout,
-    pub(crate) linear: wgpu::ComputePipeline,
-    pub(crate) dual_quat: wgpu::ComputePipeline,
-    /// `None` on a device with fewer than [`EXTRAS_STORAGE_BINDINGS`] storage buffers per stage;
-    /// the bind group layout then has no binding 9.
-    pub(crate) center_of_rotation: Option<wgpu::ComputePipeline>,
-    /// The blended kernel: `None` where `center_of_rotation` is (it reads binding 9 too).
-    pub(crate) blended: Option<wgpu::ComputePipeline>,
+    /// Each method's pipeline, in the order of `methods::method_kernels`: `None` for a method
+    /// with a per-vertex input (`MethodKernel::vertex_input`, read at binding 9) on a device
+    /// with fewer than [`EXTRAS_STORAGE_BINDINGS`] storage buffers per stage, whose bind group
+    /// layout then has no binding 9.
+    pub(crate) pipelines: Vec<Option<wgpu::ComputePipeline>>,
+    /// Whether the bind group layout has binding 9.
+    pub(crate) with_vertex_inputs: bool,
     state: Arc<DeviceState>,
     pub(crate) max_vertices_per_dispatch: Option<u32>,
 }
@@ -187,44 +188,29 @@ impl GpuSkinner {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let pipeline = |label: &'static str, source: String, entry_point: &'static str| {
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(label),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            });
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(label),
-                layout: Some(&pipeline_layout),
-                module: &module,
-                entry_point: Some(entry_point),
-                compilation_options: wgpu::PipelineCompilationOptions::default(),
-                cache: None,
+        let pipelines = method_kernels()
+            .iter()
+            .map(|kernel| {
+                if kernel.vertex_input.is_some() && !with_extras {
+                    return None;
+                }
+                let label = format!("skinblend-gpu {} skinning", kernel.description);
+                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(&label),
+                    source: wgpu::ShaderSource::Wgsl(wgsl::compute_source(kernel).into()),
+                });
+                Some(
+                    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                        label: Some(&label),
+                        layout: Some(&pipeline_layout),
+                        module: &module,
+                        entry_point: Some(kernel.compute_entry_point),
+                        compilation_options: wgpu::PipelineCompilationOptions::default(),
+                        cache: None,
+                    }),
+                )
             })
-        };
-        let linear = pipeline(
-            "skinblend-gpu linear blend skinning",
-            wgsl::compute_linear_source(),
-            "skin_linear_main",
-        );
-        let dual_quat = pipeline(
-            "skinblend-gpu dual quaternion skinning",
-            wgsl::compute_dual_quat_source(),
-            "skin_dual_quat_main",
-        );
-        let center_of_rotation = with_extras.then(|| {
-            pipeline(
-                "skinblend-gpu centers of rotation skinning",
-                wgsl::compute_cor_source(),
-                "skin_cor_main",
-            )
-        });
-        let blended = with_extras.then(|| {
-            pipeline(
-                "skinblend-gpu blended skinning",
-                wgsl::compute_blended_source(),
-                "skin_blended_main",
-            )
-        });
+            .collect();
         scope.pop("building the compute pipelines")?;
         let skinner = Self {
             device,
@@ -233,10 +219,8 @@ impl GpuSkinner {
             limits,
             timestamps,
             layout,
-            linear,
-            dual_quat,
-            center_of_rotation,
-            blended,
+            pipelines,
+            with_vertex_inputs: with_extras,
             state,
             max_vertices_per_dispatch,
         };
@@ -250,11 +234,7 @@ impl GpuSkinner {
     /// lavapipe included; a device created with WebGPU's default limits, 8, has not).
     #[must_use]
     pub fn supports(&self, method: Method) -> bool {
-        match method {
-            Method::Linear | Method::DualQuaternion => true,
-            Method::CenterOfRotation => self.center_of_rotation.is_some(),
-            Method::Blended => self.blended.is_some(),
-        }
+        self.pipelines[method_index(method)].is_some()
     }
 
     /// The adapter's name, backend and driver, for reports.

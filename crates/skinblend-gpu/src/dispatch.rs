@@ -5,8 +5,8 @@ use std::sync::mpsc;
 
 use glam::{Vec3, Vec4};
 use skinblend::{
-    Diagnostics, Method, PreparedPalette, RunOptions, SkinBackend, SkinError, SkinMesh,
-    SkinOutputs, Skinned,
+    Diagnostics, PreparedPalette, RunOptions, SkinBackend, SkinError, SkinMesh, SkinOutputs,
+    Skinned,
 };
 
 use crate::bindings::{
@@ -14,6 +14,7 @@ use crate::bindings::{
 };
 use crate::error::ErrorScopes;
 use crate::mesh::{Frame, GpuMesh};
+use crate::methods::{method_index, method_kernel};
 use crate::{GpuError, GpuSkinner};
 
 impl GpuSkinner {
@@ -50,46 +51,30 @@ impl GpuSkinner {
     ) -> Result<(), GpuError> {
         self.check("skinning")?;
         mesh.frame = None;
-        let pipeline = match palette.method() {
-            Method::Linear => &self.linear,
-            Method::DualQuaternion => &self.dual_quat,
-            Method::CenterOfRotation => {
-                let pipeline = self.extras_pipeline(
-                    self.center_of_rotation.as_ref(),
-                    "max_storage_buffers_per_shader_stage (for centers of rotation)",
-                )?;
-                if !mesh.has_rotation_centers {
-                    return Err(SkinError::MissingRotationCenters {
-                        vertex_count: mesh.vertex_count,
-                    }
-                    .into());
+        let kernel = method_kernel(palette.method());
+        let pipeline = self.pipelines[method_index(kernel.method)]
+            .as_ref()
+            .ok_or_else(|| GpuError::UnsuitableAdapter {
+                adapter: self.adapter_info.name.clone(),
+                what: "max_storage_buffers_per_shader_stage (a ninth buffer, for the method's per-vertex input)",
+                found: u64::from(self.limits.max_storage_buffers_per_shader_stage),
+                needed: u64::from(EXTRAS_STORAGE_BINDINGS),
+            })?;
+        // The method's per-vertex input at binding 9, in its own bind groups (every chunk has
+        // them where the mesh was uploaded with the input on a device with binding 9).
+        let input_bind_groups = match kernel.vertex_input {
+            Some(input) => {
+                let groups = mesh
+                    .chunks
+                    .iter()
+                    .map(|chunk| chunk.input_bind_group(input));
+                if !mesh.vertex_inputs.contains(&input) || groups.clone().any(|g| g.is_none()) {
+                    return Err(input.missing(mesh.vertex_count).into());
                 }
-                pipeline
+                Some(input)
             }
-            Method::Blended => {
-                let pipeline = self.extras_pipeline(
-                    self.blended.as_ref(),
-                    "max_storage_buffers_per_shader_stage (for blended skinning)",
-                )?;
-                if !mesh.has_blend_values {
-                    return Err(SkinError::MissingBlendValues {
-                        vertex_count: mesh.vertex_count,
-                    }
-                    .into());
-                }
-                pipeline
-            }
+            None => None,
         };
-        // The blended kernel reads the blend values at binding 9, the others the centers; every
-        // chunk has the blended bind group wherever the mesh has blend values and the device the
-        // blended kernel (both checked above).
-        let blended = palette.method() == Method::Blended;
-        if blended && mesh.chunks.iter().any(|c| c.blend_bind_group.is_none()) {
-            return Err(SkinError::MissingBlendValues {
-                vertex_count: mesh.vertex_count,
-            }
-            .into());
-        }
         mesh.scratch.fill(palette, Some(mesh.joint_count))?;
         let scope = ErrorScopes::push(&self.device);
         let bytes = mesh.scratch.bytes();
@@ -132,10 +117,9 @@ impl GpuSkinner {
             });
             pass.set_pipeline(pipeline);
             for chunk in &mesh.chunks {
-                let bind_group = match &chunk.blend_bind_group {
-                    Some(blend_bind_group) if blended => blend_bind_group,
-                    _ => &chunk.bind_group,
-                };
+                let bind_group = input_bind_groups
+                    .and_then(|input| chunk.input_bind_group(input))
+                    .unwrap_or(&chunk.bind_group);
                 pass.set_bind_group(0, bind_group, &[]);
                 pass.dispatch_workgroups(chunk.vertex_count.div_ceil(WORKGROUP_SIZE), 1, 1);
             }
@@ -147,21 +131,6 @@ impl GpuSkinner {
             non_rigid_joints: palette.non_rigid_joints(),
         });
         Ok(())
-    }
-
-    /// The CoR or blended pipeline, or the error of a device without binding 9 (`what` names
-    /// the limit and the method).
-    fn extras_pipeline<'a>(
-        &self,
-        pipeline: Option<&'a wgpu::ComputePipeline>,
-        what: &'static str,
-    ) -> Result<&'a wgpu::ComputePipeline, GpuError> {
-        pipeline.ok_or_else(|| GpuError::UnsuitableAdapter {
-            adapter: self.adapter_info.name.clone(),
-            what,
-            found: u64::from(self.limits.max_storage_buffers_per_shader_stage),
-            needed: u64::from(EXTRAS_STORAGE_BINDINGS),
-        })
     }
 
     /// Waits for the last frame skinned on `mesh` and copies it back: positions, normals and

@@ -96,6 +96,7 @@ mod dispatch;
 mod error;
 #[cfg(feature = "compute")]
 mod mesh;
+mod methods;
 mod palette;
 #[cfg(feature = "compute")]
 pub mod shaders;

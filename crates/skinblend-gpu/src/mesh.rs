@@ -3,12 +3,13 @@
 
 use std::num::NonZeroU64;
 
-use skinblend::{BlendValues, SkinInput};
+use skinblend::SkinInput;
 use wgpu::util::DeviceExt;
 
 use crate::bindings::{params_flags, Params, COUNTER_BYTES, MIN_BUFFER_BYTES, WORKGROUP_SIZE};
 use crate::error::ErrorScopes;
-use crate::palette::{gpu_rotation_center, GpuPalette, MAX_JOINT_BYTES};
+use crate::methods::VertexInput;
+use crate::palette::{GpuPalette, MAX_JOINT_BYTES};
 use crate::{GpuError, GpuSkinner};
 
 /// Dispatch chunks start at a multiple of this many vertices, so every binding's offset
@@ -26,12 +27,21 @@ pub(crate) struct Frame {
 #[derive(Debug)]
 pub(crate) struct Chunk {
     pub(crate) vertex_count: u32,
-    /// LBS, DQS and CoR: binding 9 the centers of rotation (or a dummy).
+    /// The methods without a per-vertex input's: binding 9 (where the device has it) a dummy.
     pub(crate) bind_group: wgpu::BindGroup,
-    /// Blended: the same bindings with the blend values at binding 9; `None` when the mesh has
-    /// none or the device no binding 9.
-    pub(crate) blend_bind_group: Option<wgpu::BindGroup>,
+    /// Per uploaded per-vertex input, the same bindings with it at binding 9.
+    pub(crate) input_bind_groups: Vec<(VertexInput, wgpu::BindGroup)>,
     pub(crate) params: wgpu::Buffer,
+}
+
+impl Chunk {
+    /// The bind group with `input` at binding 9, where the mesh uploaded it.
+    pub(crate) fn input_bind_group(&self, input: VertexInput) -> Option<&wgpu::BindGroup> {
+        self.input_bind_groups
+            .iter()
+            .find(|(uploaded, _)| *uploaded == input)
+            .map(|(_, group)| group)
+    }
 }
 
 /// Where each attribute sits in the output vertex buffer (see [`GpuMesh::output_buffer`]).
@@ -58,8 +68,8 @@ pub struct GpuMesh {
     pub(crate) vertex_count: usize,
     pub(crate) influences_per_vertex: usize,
     pub(crate) joint_count: usize,
-    pub(crate) has_rotation_centers: bool,
-    pub(crate) has_blend_values: bool,
+    /// The per-vertex inputs the input had (uploaded where the device has binding 9).
+    pub(crate) vertex_inputs: Vec<VertexInput>,
     pub(crate) layout: OutputLayout,
     pub(crate) output: wgpu::Buffer,
     pub(crate) counters: wgpu::Buffer,
@@ -97,14 +107,14 @@ impl GpuMesh {
     /// [`skinblend::Method::CenterOfRotation`]).
     #[must_use]
     pub fn has_rotation_centers(&self) -> bool {
-        self.has_rotation_centers
+        self.vertex_inputs.contains(&VertexInput::RotationCenters)
     }
 
     /// Whether the mesh was uploaded with blend values (needed by
     /// [`skinblend::Method::Blended`]).
     #[must_use]
     pub fn has_blend_values(&self) -> bool {
-        self.has_blend_values
+        self.vertex_inputs.contains(&VertexInput::BlendValues)
     }
 
     /// Number of dispatches one frame takes (1 unless the mesh exceeds a device limit or
@@ -121,8 +131,8 @@ impl GpuSkinner {
     /// ([`SkinInput::with_rotation_centers`]; one `vec4` per vertex, `w` = 1 with a center, 0
     /// without, see [`crate::gpu_rotation_centers`]), the blend values when it has them
     /// ([`SkinInput::with_blend_values`]; one `f32` per vertex, a uniform value repeated), and
-    /// creates the output, counter and palette buffers and one bind group per dispatch chunk
-    /// (two with blend values: the blended kernel's reads them where CoR's reads the centers).
+    /// creates the output, counter and palette buffers and per dispatch chunk one bind group, and
+    /// one more per per-vertex input (each at binding 9, where its method's kernel reads it).
     /// Allocates GPU memory for all of them. A mesh with centers and blend values can be skinned
     /// by every method; one without centers not by CoR, one without blend values not by
     /// blended.
@@ -139,15 +149,17 @@ impl GpuSkinner {
         let joint_count = influences.joint_count();
         let has_normals = input.normals().is_some();
         let has_tangents = input.tangents().is_some();
-        // Centers and blend values are only worth uploading where the CoR and blended kernels
-        // can read them (binding 9).
-        let with_extras_binding = self.center_of_rotation.is_some() && self.blended.is_some();
-        let centers_in = input.rotation_centers();
-        let has_centers = centers_in.is_some();
-        let upload_centers = has_centers && with_extras_binding;
-        let blend_in = input.blend_values();
-        let has_blend_values = blend_in.is_some();
-        let upload_blend = has_blend_values && with_extras_binding;
+        // Per-vertex inputs (the centers, the blend values) are only worth uploading where their
+        // methods' kernels can read them (binding 9).
+        let vertex_inputs: Vec<VertexInput> = VertexInput::ALL
+            .into_iter()
+            .filter(|vertex_input| vertex_input.in_input(input))
+            .collect();
+        let uploaded_inputs: &[VertexInput] = if self.with_vertex_inputs {
+            &vertex_inputs
+        } else {
+            &[]
+        };
         let layout = output_layout(has_normals, has_tangents);
         let stride_floats = u32::try_from(layout.stride_bytes / 4).unwrap_or(u32::MAX);
 
@@ -166,11 +178,8 @@ impl GpuSkinner {
         if has_tangents {
             per_vertex.push(("tangents", 16));
         }
-        if upload_centers {
-            per_vertex.push(("rotation centers", 16));
-        }
-        if upload_blend {
-            per_vertex.push(("blend values", 4));
+        for vertex_input in uploaded_inputs {
+            per_vertex.push((vertex_input.label(), vertex_input.bytes_per_vertex()));
         }
         let n = vertex_count as u64;
         for &(buffer, bytes_per_vertex) in &per_vertex {
@@ -221,33 +230,18 @@ impl GpuSkinner {
             ),
             None => self.buffer_init("skinblend-gpu tangents (none)", &[], storage),
         };
-        let centers_bytes: Vec<[f32; 4]> = match centers_in.filter(|_| upload_centers) {
-            Some(centers) => centers.iter().map(|&c| gpu_rotation_center(c)).collect(),
-            None => Vec::new(),
-        };
-        let centers = self.buffer_init(
-            if upload_centers {
-                "skinblend-gpu rotation centers"
-            } else {
-                "skinblend-gpu rotation centers (none)"
-            },
-            bytemuck::cast_slice(&centers_bytes),
-            storage,
-        );
-        drop(centers_bytes);
-        let blend_values = match blend_in.filter(|_| upload_blend) {
-            Some(BlendValues::PerVertex(values)) => Some(self.buffer_init(
-                "skinblend-gpu blend values",
-                bytemuck::cast_slice(values),
-                storage,
-            )),
-            Some(BlendValues::Uniform(value)) => Some(self.buffer_init(
-                "skinblend-gpu blend values (one for the mesh)",
-                bytemuck::cast_slice(&vec![value; vertex_count]),
-                storage,
-            )),
-            None => None,
-        };
+        // Binding 9 of the bind group of the methods without a per-vertex input.
+        let no_input = self.buffer_init("skinblend-gpu per-vertex input (none)", &[], storage);
+        let input_buffers: Vec<(VertexInput, wgpu::Buffer)> = uploaded_inputs
+            .iter()
+            .filter_map(|&vertex_input| {
+                let bytes = vertex_input.gpu_bytes(input)?;
+                Some((
+                    vertex_input,
+                    self.buffer_init(vertex_input.buffer_label(), &bytes, storage),
+                ))
+            })
+            .collect();
         let joints = self.buffer_init(
             "skinblend-gpu joint indices",
             bytemuck::cast_slice(influences.joints()),
@@ -321,39 +315,38 @@ impl GpuSkinner {
                 entry(6, range(&output, layout.stride_bytes)),
                 entry(7, whole(&counters)),
                 entry(8, whole(&palette)),
-                entry(
-                    9,
-                    if upload_centers {
-                        range(&centers, 16)
-                    } else {
-                        whole(&centers)
-                    },
-                ),
+                entry(9, whole(&no_input)),
             ];
-            let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("skinblend-gpu chunk bind group"),
-                layout: &self.layout,
-                // Binding 9 exists only in a layout with the CoR and blended kernels.
-                entries: if with_extras_binding {
-                    &entries[..]
-                } else {
-                    &entries[..entries.len() - 1]
-                },
-            });
-            // The blended kernel's: the blend values where the centers were (only with binding 9).
-            let blend_bind_group = blend_values.as_ref().map(|blend_values| {
-                let mut entries = entries.clone();
-                entries[9] = entry(9, range(blend_values, 4));
+            let bind_group = |label, entries: &[wgpu::BindGroupEntry<'_>]| {
                 self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("skinblend-gpu chunk bind group (blended)"),
+                    label: Some(label),
                     layout: &self.layout,
-                    entries: &entries,
+                    entries,
                 })
-            });
+            };
+            // Binding 9 exists only in a layout with the kernels that read it.
+            let base_entries = if self.with_vertex_inputs {
+                &entries[..]
+            } else {
+                &entries[..entries.len() - 1]
+            };
+            let base_bind_group = bind_group("skinblend-gpu chunk bind group", base_entries);
+            let input_bind_groups = input_buffers
+                .iter()
+                .map(|(vertex_input, buffer)| {
+                    let mut entries = entries.clone();
+                    entries[9] = entry(9, range(buffer, vertex_input.bytes_per_vertex()));
+                    let group = bind_group(
+                        "skinblend-gpu chunk bind group (per-vertex input)",
+                        &entries,
+                    );
+                    (*vertex_input, group)
+                })
+                .collect();
             chunks.push(Chunk {
                 vertex_count: params.vertex_count,
-                bind_group,
-                blend_bind_group,
+                bind_group: base_bind_group,
+                input_bind_groups,
                 params: params_buffer,
             });
             first += count;
@@ -364,8 +357,7 @@ impl GpuSkinner {
             vertex_count,
             influences_per_vertex: k,
             joint_count,
-            has_rotation_centers: has_centers,
-            has_blend_values,
+            vertex_inputs,
             layout,
             output,
             counters,
@@ -374,9 +366,9 @@ impl GpuSkinner {
             renormalize: true,
             scratch: GpuPalette::Linear(Vec::new()),
             frame: None,
-            _inputs: [positions, normals, tangents, joints, weights, centers]
+            _inputs: [positions, normals, tangents, joints, weights, no_input]
                 .into_iter()
-                .chain(blend_values)
+                .chain(input_buffers.into_iter().map(|(_, buffer)| buffer))
                 .collect(),
         })
     }

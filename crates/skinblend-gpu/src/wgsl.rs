@@ -45,6 +45,12 @@
 //!
 //! Every name this library declares starts with `skin_`, `Skin` or `SKIN_`.
 
+use skinblend::Method;
+
+#[cfg(feature = "compute")]
+use crate::methods::MethodKernel;
+use crate::methods::{method_kernel, skinning_wgsl};
+
 /// Structs and helpers shared by every method (the DQS blend, which CoR finishes too, included);
 /// declares no bindings.
 pub const SKINNING_WGSL: &str = include_str!("../shaders/skinning.wgsl");
@@ -58,16 +64,10 @@ pub const COR_WGSL: &str = include_str!("../shaders/center_of_rotation.wgsl");
 /// declaration.
 pub const BLENDED_WGSL: &str = include_str!("../shaders/blended.wgsl");
 
+/// The compute kernels' shared part: bindings, parameters, counters (`shaders/compute.wgsl`);
+/// each method's own part is its `crate::methods::MethodKernel::compute`.
 #[cfg(feature = "compute")]
 pub(crate) const COMPUTE_WGSL: &str = include_str!("../shaders/compute.wgsl");
-#[cfg(feature = "compute")]
-pub(crate) const COMPUTE_LINEAR_WGSL: &str = include_str!("../shaders/compute_linear.wgsl");
-#[cfg(feature = "compute")]
-pub(crate) const COMPUTE_DUAL_QUAT_WGSL: &str = include_str!("../shaders/compute_dual_quat.wgsl");
-#[cfg(feature = "compute")]
-pub(crate) const COMPUTE_COR_WGSL: &str = include_str!("../shaders/compute_cor.wgsl");
-#[cfg(feature = "compute")]
-pub(crate) const COMPUTE_BLENDED_WGSL: &str = include_str!("../shaders/compute_blended.wgsl");
 
 /// The binding of the palette in the compute kernels (see `shaders/compute.wgsl`).
 #[cfg(feature = "compute")]
@@ -77,20 +77,14 @@ pub(crate) const COMPUTE_PALETTE_BINDING: u32 = 8;
 /// function; append your entry points. Allocates the string.
 #[must_use]
 pub fn linear_skinning_wgsl(group: u32, binding: u32) -> String {
-    format!(
-        "@group({group}) @binding({binding}) var<storage, read> skin_linear_palette: array<SkinAffine>;\n\
-         {SKINNING_WGSL}\n{LINEAR_WGSL}\n"
-    )
+    skinning_wgsl(method_kernel(Method::Linear), group, binding)
 }
 
 /// WGSL source with the DQS palette declared at `@group(group) @binding(binding)` and every DQS
 /// function; append your entry points. Allocates the string.
 #[must_use]
 pub fn dual_quat_skinning_wgsl(group: u32, binding: u32) -> String {
-    format!(
-        "@group({group}) @binding({binding}) var<storage, read> skin_dual_quat_palette: array<SkinDualQuatJoint>;\n\
-         {SKINNING_WGSL}\n{DUAL_QUAT_WGSL}\n"
-    )
+    skinning_wgsl(method_kernel(Method::DualQuaternion), group, binding)
 }
 
 /// WGSL source with the CoR palette declared at `@group(group) @binding(binding)` and every CoR
@@ -98,10 +92,7 @@ pub fn dual_quat_skinning_wgsl(group: u32, binding: u32) -> String {
 /// Allocates the string.
 #[must_use]
 pub fn cor_skinning_wgsl(group: u32, binding: u32) -> String {
-    format!(
-        "@group({group}) @binding({binding}) var<storage, read> skin_cor_palette: array<SkinCorJoint>;\n\
-         {SKINNING_WGSL}\n{COR_WGSL}\n"
-    )
+    skinning_wgsl(method_kernel(Method::CenterOfRotation), group, binding)
 }
 
 /// WGSL source with the blended palette declared at `@group(group) @binding(binding)` and every
@@ -109,44 +100,16 @@ pub fn cor_skinning_wgsl(group: u32, binding: u32) -> String {
 /// Allocates the string.
 #[must_use]
 pub fn blended_skinning_wgsl(group: u32, binding: u32) -> String {
-    format!(
-        "@group({group}) @binding({binding}) var<storage, read> skin_blended_palette: array<SkinCorJoint>;\n\
-         {SKINNING_WGSL}\n{BLENDED_WGSL}\n"
-    )
+    skinning_wgsl(method_kernel(Method::Blended), group, binding)
 }
 
-/// The LBS compute module's source.
+/// The compute module of `kernel`'s method: its palette at binding 8, its functions, the shared
+/// compute part and its own kernel. Allocates.
 #[cfg(feature = "compute")]
-pub(crate) fn compute_linear_source() -> String {
+pub(crate) fn compute_source(kernel: &MethodKernel) -> String {
     format!(
-        "{}\n{COMPUTE_WGSL}\n{COMPUTE_LINEAR_WGSL}",
-        linear_skinning_wgsl(0, COMPUTE_PALETTE_BINDING)
-    )
-}
-
-/// The DQS compute module's source.
-#[cfg(feature = "compute")]
-pub(crate) fn compute_dual_quat_source() -> String {
-    format!(
-        "{}\n{COMPUTE_WGSL}\n{COMPUTE_DUAL_QUAT_WGSL}",
-        dual_quat_skinning_wgsl(0, COMPUTE_PALETTE_BINDING)
-    )
-}
-
-/// The CoR compute module's source.
-#[cfg(feature = "compute")]
-pub(crate) fn compute_cor_source() -> String {
-    format!(
-        "{}\n{COMPUTE_WGSL}\n{COMPUTE_COR_WGSL}",
-        cor_skinning_wgsl(0, COMPUTE_PALETTE_BINDING)
-    )
-}
-
-/// The blended compute module's source.
-#[cfg(feature = "compute")]
-pub(crate) fn compute_blended_source() -> String {
-    format!(
-        "{}\n{COMPUTE_WGSL}\n{COMPUTE_BLENDED_WGSL}",
-        blended_skinning_wgsl(0, COMPUTE_PALETTE_BINDING)
+        "{}\n{COMPUTE_WGSL}\n{}",
+        skinning_wgsl(kernel, 0, COMPUTE_PALETTE_BINDING),
+        kernel.compute
     )
 }

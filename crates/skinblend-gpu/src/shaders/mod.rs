@@ -101,12 +101,7 @@ pub fn export_shader(
     .validate(&module)
     .map_err(|e| fail(format!("naga validation: {}", e.emit_to_string(&wgsl))))?;
 
-    let wgsl_palette_name = match method {
-        Method::Linear => "skin_linear_palette",
-        Method::DualQuaternion => "skin_dual_quat_palette",
-        Method::CenterOfRotation => "skin_cor_palette",
-        Method::Blended => "skin_blended_palette",
-    };
+    let wgsl_palette_name = crate::methods::method_kernel(method).palette_name;
     let mut interface = ShaderInterface {
         palette: wgsl_palette_name.to_string(),
         clip_from_world: "skin_clip_from_world".to_string(),
@@ -125,7 +120,7 @@ pub fn export_shader(
     )
     .map_err(fail)?;
 
-    for &(role, location) in input_roles(method) {
+    for (role, location) in input_roles(method) {
         let name = input_name(language, &body, role, location)
             .ok_or_else(|| fail(format!("no vertex input {role} at location {location}")))?;
         interface.inputs.push(ShaderInput {

@@ -4,7 +4,6 @@
 use skinblend::Method;
 
 use super::language::{ShaderExportError, ShaderLanguage};
-use crate::{GpuCorJoint, GpuDualQuatJoint, GpuLinearJoint};
 
 /// The largest uniform block every WebGL2 / OpenGL ES 3.0 implementation accepts
 /// (`GL_MAX_UNIFORM_BLOCK_SIZE` ≥ 16384).
@@ -13,11 +12,7 @@ const UNIFORM_BLOCK_BYTES: usize = 16384;
 /// Bytes of one palette entry for `method`.
 #[must_use]
 pub fn palette_entry_bytes(method: Method) -> usize {
-    match method {
-        Method::Linear => std::mem::size_of::<GpuLinearJoint>(),
-        Method::DualQuaternion => std::mem::size_of::<GpuDualQuatJoint>(),
-        Method::CenterOfRotation | Method::Blended => std::mem::size_of::<GpuCorJoint>(),
-    }
+    crate::methods::method_kernel(method).palette_entry_bytes
 }
 
 /// The number of palette entries in the GLSL ES uniform block for `method`: as many as fit in

@@ -1,0 +1,286 @@
+//! What this crate knows of each skinning method, in one table ([`method_kernel`]): its WGSL
+//! names and library, its compute kernel, the per-vertex input it reads beyond a mesh's
+//! attributes ([`VertexInput`]), its palette entry's size and what an exported shader's header
+//! says of it. The device, the upload, the dispatch, the benchmark and the shader export read
+//! this table instead of matching on the method, so a method added to the core gets one entry
+//! here, its palette layout (`palette.rs`) and its WGSL (`shaders/`), and nothing else in the
+//! crate.
+// Without the compute feature only the WGSL functions read the table.
+#![cfg_attr(not(feature = "compute"), allow(dead_code))]
+
+use skinblend::{BlendValues, Method, SkinError, SkinInput};
+
+use crate::palette::gpu_rotation_center;
+use crate::{wgsl, GpuCorJoint, GpuDualQuatJoint, GpuLinearJoint};
+
+/// A per-vertex input a method's kernels read beyond positions, normals, tangents and
+/// influences: binding 9 of the compute kernels, location 4 of the exported vertex shaders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum VertexInput {
+    /// CoR's centers of rotation: a `vec4<f32>` per vertex, `w` = 1 with a center, 0 without
+    /// ([`crate::gpu_rotation_centers`]).
+    RotationCenters,
+    /// Blended's blend values: an `f32` per vertex in `[0, 1]` (a value for the whole mesh is
+    /// repeated).
+    BlendValues,
+}
+
+impl VertexInput {
+    /// Every input, in the order a mesh uploads them.
+    pub(crate) const ALL: [Self; 2] = [Self::RotationCenters, Self::BlendValues];
+
+    /// Its name in buffer labels and errors.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Self::RotationCenters => "rotation centers",
+            Self::BlendValues => "blend values",
+        }
+    }
+
+    /// The label of its GPU buffer.
+    pub(crate) fn buffer_label(self) -> &'static str {
+        match self {
+            Self::RotationCenters => "skinblend-gpu rotation centers",
+            Self::BlendValues => "skinblend-gpu blend values",
+        }
+    }
+
+    /// Bytes per vertex on the GPU.
+    pub(crate) fn bytes_per_vertex(self) -> u64 {
+        match self {
+            Self::RotationCenters => 16,
+            Self::BlendValues => 4,
+        }
+    }
+
+    /// Whether `input` carries it.
+    pub(crate) fn in_input(self, input: &SkinInput<'_>) -> bool {
+        match self {
+            Self::RotationCenters => input.rotation_centers().is_some(),
+            Self::BlendValues => input.blend_values().is_some(),
+        }
+    }
+
+    /// Its bytes for the GPU from `input`, or `None` where the input has none. Allocates.
+    pub(crate) fn gpu_bytes(self, input: &SkinInput<'_>) -> Option<Vec<u8>> {
+        match self {
+            Self::RotationCenters => input.rotation_centers().map(|centers| {
+                let centers: Vec<[f32; 4]> =
+                    centers.iter().map(|&c| gpu_rotation_center(c)).collect();
+                bytemuck::cast_slice(&centers).to_vec()
+            }),
+            Self::BlendValues => input.blend_values().map(|values| match values {
+                BlendValues::PerVertex(values) => bytemuck::cast_slice(values).to_vec(),
+                BlendValues::Uniform(value) => {
+                    bytemuck::cast_slice(&vec![value; input.vertex_count()]).to_vec()
+                }
+            }),
+        }
+    }
+
+    /// The core's error for a mesh of `vertex_count` vertices uploaded without it.
+    pub(crate) fn missing(self, vertex_count: usize) -> SkinError {
+        match self {
+            Self::RotationCenters => SkinError::MissingRotationCenters { vertex_count },
+            Self::BlendValues => SkinError::MissingBlendValues { vertex_count },
+        }
+    }
+
+    /// The example vertex shader's field at location 4, and its role in
+    /// [`crate::shaders::ShaderInput`].
+    pub(crate) fn wgsl_field(self) -> (&'static str, &'static str) {
+        match self {
+            Self::RotationCenters => ("    @location(4) center: vec4<f32>,\n", "center"),
+            Self::BlendValues => ("    @location(4) blend: f32,\n", "blend"),
+        }
+    }
+
+    /// What an exported shader's header says of location 4.
+    pub(crate) fn header_lines(self) -> &'static [&'static str] {
+        match self {
+            Self::RotationCenters => &[
+                "4 center of rotation (vec4, glTF attribute _SKINBLEND_COR: xyz the center in bind",
+                "space, w = 1 when the vertex has one, 0 when not: then it is skinned by DQS).",
+            ],
+            Self::BlendValues => &[
+                "4 blend value (float, glTF attribute _SKINBLEND_DQ_BLEND, in [0, 1]): the vertex goes",
+                "to (1 - b) LBS + b DQS, 0 = LBS, 1 = DQS exactly; normals and tangent directions",
+                "interpolate the two unit results, renormalized; the tangent's handedness is LBS's",
+                "where b < 0.5, else DQS's. A value for the whole mesh: the same value at every vertex.",
+            ],
+        }
+    }
+}
+
+/// One method as this crate runs and exports it.
+#[derive(Debug)]
+pub(crate) struct MethodKernel {
+    /// The core's method.
+    pub(crate) method: Method,
+    /// Its words in shader headers and pipeline labels.
+    pub(crate) description: &'static str,
+    /// The WGSL palette variable and its entry type (`wgsl::*_skinning_wgsl` declare them).
+    pub(crate) palette_name: &'static str,
+    pub(crate) entry_type: &'static str,
+    /// The WGSL functions (they need `wgsl::SKINNING_WGSL` and the palette declaration).
+    pub(crate) library: &'static str,
+    /// The example vertex shader's body: `world` and `normal` from `v` (`shaders/example.rs`).
+    pub(crate) example_body: &'static str,
+    /// The compute kernel's own WGSL (after `shaders/compute.wgsl`) and its entry point.
+    pub(crate) compute: &'static str,
+    pub(crate) compute_entry_point: &'static str,
+    /// What the kernels read per vertex beyond a mesh's attributes.
+    pub(crate) vertex_input: Option<VertexInput>,
+    /// Bytes of one palette entry ([`crate::GpuPalette::bytes`] per joint).
+    pub(crate) palette_entry_bytes: usize,
+    /// What an exported shader's header says of the palette entry, line by line.
+    pub(crate) header_entry_lines: &'static [&'static str],
+}
+
+const DUAL_QUAT_ENTRY_LINES: [&str; 9] = [
+    "  real: vec4 f32, the rotation quaternion of the joint's rigid part (Gram-Schmidt",
+    "        split of the skin matrix's 3x3; any sign: the shader aligns signs to the",
+    "        heaviest influence, the pivot);",
+    "  dual: vec4 f32, 1/2 (0, t) real;",
+    "  residual: 3 x vec4 f32, rows of p -> S p + (c - S c), the scale/shear/mirror",
+    "        left after the split, about the joint's bind origin c (identity if rigid);",
+    "  rigid: u32, 1 when the residual is the identity (skipped), else 0; 12 bytes pad.",
+    "",
+    "",
+];
+
+/// [`DUAL_QUAT_ENTRY_LINES`]' first seven lines with two of its own.
+const fn dual_quat_entry_and(more: [&'static str; 2]) -> [&'static str; 9] {
+    let mut lines = DUAL_QUAT_ENTRY_LINES;
+    lines[7] = more[0];
+    lines[8] = more[1];
+    lines
+}
+
+const COR_ENTRY_LINES: [&str; 9] = dual_quat_entry_and([
+    "  linear: 3 x vec4 f32 at byte 96, the full skin matrix as rows (places the",
+    "        vertex's center of rotation as LBS does).",
+]);
+const BLENDED_ENTRY_LINES: [&str; 9] = dual_quat_entry_and([
+    "  linear: 3 x vec4 f32 at byte 96, the full skin matrix as rows (the LBS",
+    "        entry, blended into the LBS result).",
+]);
+
+/// Every method this crate runs, in the order of `Method::ALL`.
+static METHOD_KERNELS: [MethodKernel; 4] = [
+    MethodKernel {
+        method: Method::Linear,
+        description: "linear blend (LBS)",
+        palette_name: "skin_linear_palette",
+        entry_type: "SkinAffine",
+        library: wgsl::LINEAR_WGSL,
+        example_body: "    let m = skin_linear_blend4(v.joints, v.weights);
+    let world = skin_affine_point(m, v.position);
+    let normal = skin_linear_normal(m, v.normal);
+",
+        compute: include_str!("../shaders/compute_linear.wgsl"),
+        compute_entry_point: "skin_linear_main",
+        vertex_input: None,
+        palette_entry_bytes: size_of::<GpuLinearJoint>(),
+        header_entry_lines: &[
+            "  rows: 3 x vec4 f32, the skin matrix world_from_joint * joint_from_bind as rows.",
+        ],
+    },
+    MethodKernel {
+        method: Method::DualQuaternion,
+        description: "dual quaternion (DQS)",
+        palette_name: "skin_dual_quat_palette",
+        entry_type: "SkinDualQuatJoint",
+        library: wgsl::DUAL_QUAT_WGSL,
+        example_body: "    let b = skin_dual_quat_blend4(v.joints, v.weights);
+    let world = skin_dual_quat_blend_point(b, v.position);
+    let normal = skin_dual_quat_blend_normal(b, v.normal);
+",
+        compute: include_str!("../shaders/compute_dual_quat.wgsl"),
+        compute_entry_point: "skin_dual_quat_main",
+        vertex_input: None,
+        palette_entry_bytes: size_of::<GpuDualQuatJoint>(),
+        header_entry_lines: DUAL_QUAT_ENTRY_LINES.split_at(7).0,
+    },
+    MethodKernel {
+        method: Method::CenterOfRotation,
+        description: "centers-of-rotation (CoR)",
+        palette_name: "skin_cor_palette",
+        entry_type: "SkinCorJoint",
+        library: wgsl::COR_WGSL,
+        example_body: "    let b = skin_cor_blend4(v.joints, v.weights, v.center);
+    let world = skin_dual_quat_blend_point(b, v.position);
+    let normal = skin_dual_quat_blend_normal(b, v.normal);
+",
+        compute: include_str!("../shaders/compute_cor.wgsl"),
+        compute_entry_point: "skin_cor_main",
+        vertex_input: Some(VertexInput::RotationCenters),
+        palette_entry_bytes: size_of::<GpuCorJoint>(),
+        header_entry_lines: &COR_ENTRY_LINES,
+    },
+    MethodKernel {
+        method: Method::Blended,
+        description: "blended LBS/DQS",
+        palette_name: "skin_blended_palette",
+        entry_type: "SkinCorJoint",
+        library: wgsl::BLENDED_WGSL,
+        example_body: "    let b = skin_blended_blend4(v.joints, v.weights, v.blend);
+    let world = skin_blended_point(b, v.position);
+    let normal = skin_blended_normal(b, v.normal);
+",
+        compute: include_str!("../shaders/compute_blended.wgsl"),
+        compute_entry_point: "skin_blended_main",
+        vertex_input: Some(VertexInput::BlendValues),
+        palette_entry_bytes: size_of::<GpuCorJoint>(),
+        header_entry_lines: &BLENDED_ENTRY_LINES,
+    },
+];
+
+/// Every method's entry, in the order of `Method::ALL`.
+pub(crate) fn method_kernels() -> &'static [MethodKernel] {
+    &METHOD_KERNELS
+}
+
+/// `method`'s entry (the compiler sees that every method has one).
+pub(crate) fn method_kernel(method: Method) -> &'static MethodKernel {
+    &METHOD_KERNELS[method_index(method)]
+}
+
+/// `method`'s position in [`method_kernels`] (and in a device's pipelines): its place in
+/// `Method::ALL` (test `the_table_follows_method_all`).
+pub(crate) fn method_index(method: Method) -> usize {
+    match method {
+        Method::Linear => 0,
+        Method::DualQuaternion => 1,
+        Method::CenterOfRotation => 2,
+        Method::Blended => 3,
+    }
+}
+
+/// The WGSL declaring `kernel`'s palette at `@group(group) @binding(binding)` (a read-only
+/// storage buffer), then the shared structs and the method's functions. Allocates.
+pub(crate) fn skinning_wgsl(kernel: &MethodKernel, group: u32, binding: u32) -> String {
+    format!(
+        "@group({group}) @binding({binding}) var<storage, read> {}: array<{}>;\n{}\n{}\n",
+        kernel.palette_name,
+        kernel.entry_type,
+        wgsl::SKINNING_WGSL,
+        kernel.library
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table follows `Method::ALL` one to one, so that [`method_kernel`] finds each
+    /// method's own entry (an entry or an index out of order fails).
+    #[test]
+    fn the_table_follows_method_all() {
+        assert_eq!(Method::ALL.len(), METHOD_KERNELS.len());
+        for (method, kernel) in Method::ALL.iter().zip(&METHOD_KERNELS) {
+            assert_eq!(*method, kernel.method);
+            assert_eq!(method_kernel(*method).method, *method);
+        }
+    }
+}
