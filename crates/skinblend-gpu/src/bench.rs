@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use glam::{Mat4, Vec3, Vec4};
 use skinblend::fixtures::{benchmark_mesh, BenchmarkMesh};
-use skinblend::{prepare, BlendValues, Influences, Method, SkinInput, SkinOptions};
+use skinblend::{prepare, BlendValues, Influences, Method, SkinInput, SkinOptions, VertexInput};
 
-use crate::methods::VertexInput;
+use crate::methods::GpuVertexInput;
 use crate::{GpuError, GpuSkinner};
 
 /// Joints of the benchmark rig: a typical game character's skeleton size (ozz-animation's

@@ -3,12 +3,12 @@
 
 use std::num::NonZeroU64;
 
-use skinblend::SkinInput;
+use skinblend::{SkinInput, VertexInput};
 use wgpu::util::DeviceExt;
 
 use crate::bindings::{params_flags, Params, COUNTER_BYTES, MIN_BUFFER_BYTES, WORKGROUP_SIZE};
 use crate::error::ErrorScopes;
-use crate::methods::VertexInput;
+use crate::methods::GpuVertexInput;
 use crate::palette::{GpuPalette, MAX_JOINT_BYTES};
 use crate::{GpuError, GpuSkinner};
 
@@ -179,7 +179,7 @@ impl GpuSkinner {
             per_vertex.push(("tangents", 16));
         }
         for vertex_input in uploaded_inputs {
-            per_vertex.push((vertex_input.label(), vertex_input.bytes_per_vertex()));
+            per_vertex.push((vertex_input.name(), vertex_input.bytes_per_vertex()));
         }
         let n = vertex_count as u64;
         for &(buffer, bytes_per_vertex) in &per_vertex {

@@ -8,68 +8,53 @@
 // Without the compute feature only the WGSL functions read the table.
 #![cfg_attr(not(feature = "compute"), allow(dead_code))]
 
-use skinblend::{BlendValues, Method, SkinError, SkinInput};
+use skinblend::{BlendValues, Method, SkinInput, VertexInput};
 
 use crate::palette::gpu_rotation_center;
 use crate::{wgsl, GpuCorJoint, GpuDualQuatJoint, GpuLinearJoint};
 
-/// A per-vertex input a method's kernels read beyond positions, normals, tangents and
-/// influences: binding 9 of the compute kernels, location 4 of the exported vertex shaders.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum VertexInput {
-    /// CoR's centers of rotation: a `vec4<f32>` per vertex, `w` = 1 with a center, 0 without
-    /// ([`crate::gpu_rotation_centers`]).
-    RotationCenters,
-    /// Blended's blend values: an `f32` per vertex in `[0, 1]` (a value for the whole mesh is
-    /// repeated).
-    BlendValues,
+/// How this crate moves a per-vertex input (the core's [`VertexInput`]) to the GPU: binding 9
+/// of the compute kernels, location 4 of the exported vertex shaders.
+pub(crate) trait GpuVertexInput: Copy {
+    /// The label of its GPU buffer.
+    fn buffer_label(self) -> &'static str;
+    /// Bytes per vertex on the GPU.
+    fn bytes_per_vertex(self) -> u64;
+    /// Its bytes for the GPU from `input`, or `None` where the input has none. Allocates.
+    fn gpu_bytes(self, input: &SkinInput<'_>) -> Option<Vec<u8>>;
+    /// The example vertex shader's field at location 4, and its role in
+    /// [`crate::shaders::ShaderInput`].
+    fn wgsl_field(self) -> (&'static str, &'static str);
+    /// What an exported shader's header says of location 4.
+    fn header_lines(self) -> &'static [&'static str];
 }
 
-impl VertexInput {
-    /// Every input, in the order a mesh uploads them.
-    pub(crate) const ALL: [Self; 2] = [Self::RotationCenters, Self::BlendValues];
-
-    /// Its name in buffer labels and errors.
-    pub(crate) fn label(self) -> &'static str {
+impl GpuVertexInput for VertexInput {
+    fn buffer_label(self) -> &'static str {
         match self {
-            Self::RotationCenters => "rotation centers",
-            Self::BlendValues => "blend values",
+            VertexInput::RotationCenters => "skinblend-gpu rotation centers",
+            VertexInput::BlendValues => "skinblend-gpu blend values",
         }
     }
 
-    /// The label of its GPU buffer.
-    pub(crate) fn buffer_label(self) -> &'static str {
+    /// Centers: a `vec4<f32>`, `w` = 1 with a center, 0 without
+    /// ([`crate::gpu_rotation_centers`]); blend values: an `f32`.
+    fn bytes_per_vertex(self) -> u64 {
         match self {
-            Self::RotationCenters => "skinblend-gpu rotation centers",
-            Self::BlendValues => "skinblend-gpu blend values",
+            VertexInput::RotationCenters => 16,
+            VertexInput::BlendValues => 4,
         }
     }
 
-    /// Bytes per vertex on the GPU.
-    pub(crate) fn bytes_per_vertex(self) -> u64 {
+    /// A value for the whole mesh is repeated per vertex.
+    fn gpu_bytes(self, input: &SkinInput<'_>) -> Option<Vec<u8>> {
         match self {
-            Self::RotationCenters => 16,
-            Self::BlendValues => 4,
-        }
-    }
-
-    /// Whether `input` carries it.
-    pub(crate) fn in_input(self, input: &SkinInput<'_>) -> bool {
-        match self {
-            Self::RotationCenters => input.rotation_centers().is_some(),
-            Self::BlendValues => input.blend_values().is_some(),
-        }
-    }
-
-    /// Its bytes for the GPU from `input`, or `None` where the input has none. Allocates.
-    pub(crate) fn gpu_bytes(self, input: &SkinInput<'_>) -> Option<Vec<u8>> {
-        match self {
-            Self::RotationCenters => input.rotation_centers().map(|centers| {
+            VertexInput::RotationCenters => input.rotation_centers().map(|centers| {
                 let centers: Vec<[f32; 4]> =
                     centers.iter().map(|&c| gpu_rotation_center(c)).collect();
                 bytemuck::cast_slice(&centers).to_vec()
             }),
-            Self::BlendValues => input.blend_values().map(|values| match values {
+            VertexInput::BlendValues => input.blend_values().map(|values| match values {
                 BlendValues::PerVertex(values) => bytemuck::cast_slice(values).to_vec(),
                 BlendValues::Uniform(value) => {
                     bytemuck::cast_slice(&vec![value; input.vertex_count()]).to_vec()
@@ -78,31 +63,20 @@ impl VertexInput {
         }
     }
 
-    /// The core's error for a mesh of `vertex_count` vertices uploaded without it.
-    pub(crate) fn missing(self, vertex_count: usize) -> SkinError {
+    fn wgsl_field(self) -> (&'static str, &'static str) {
         match self {
-            Self::RotationCenters => SkinError::MissingRotationCenters { vertex_count },
-            Self::BlendValues => SkinError::MissingBlendValues { vertex_count },
+            VertexInput::RotationCenters => ("    @location(4) center: vec4<f32>,\n", "center"),
+            VertexInput::BlendValues => ("    @location(4) blend: f32,\n", "blend"),
         }
     }
 
-    /// The example vertex shader's field at location 4, and its role in
-    /// [`crate::shaders::ShaderInput`].
-    pub(crate) fn wgsl_field(self) -> (&'static str, &'static str) {
+    fn header_lines(self) -> &'static [&'static str] {
         match self {
-            Self::RotationCenters => ("    @location(4) center: vec4<f32>,\n", "center"),
-            Self::BlendValues => ("    @location(4) blend: f32,\n", "blend"),
-        }
-    }
-
-    /// What an exported shader's header says of location 4.
-    pub(crate) fn header_lines(self) -> &'static [&'static str] {
-        match self {
-            Self::RotationCenters => &[
+            VertexInput::RotationCenters => &[
                 "4 center of rotation (vec4, glTF attribute _SKINBLEND_COR: xyz the center in bind",
                 "space, w = 1 when the vertex has one, 0 when not: then it is skinned by DQS).",
             ],
-            Self::BlendValues => &[
+            VertexInput::BlendValues => &[
                 "4 blend value (float, glTF attribute _SKINBLEND_DQ_BLEND, in [0, 1]): the vertex goes",
                 "to (1 - b) LBS + b DQS, 0 = LBS, 1 = DQS exactly; normals and tangent directions",
                 "interpolate the two unit results, renormalized; the tangent's handedness is LBS's",
@@ -129,7 +103,8 @@ pub(crate) struct MethodKernel {
     /// The compute kernel's own WGSL (after `shaders/compute.wgsl`) and its entry point.
     pub(crate) compute: &'static str,
     pub(crate) compute_entry_point: &'static str,
-    /// What the kernels read per vertex beyond a mesh's attributes.
+    /// What the kernels read per vertex beyond a mesh's attributes (the core's
+    /// `Method::vertex_input`, test `the_table_follows_method_all`).
     pub(crate) vertex_input: Option<VertexInput>,
     /// Bytes of one palette entry ([`crate::GpuPalette::bytes`] per joint).
     pub(crate) palette_entry_bytes: usize,
@@ -280,6 +255,7 @@ mod tests {
         assert_eq!(Method::ALL.len(), METHOD_KERNELS.len());
         for (method, kernel) in Method::ALL.iter().zip(&METHOD_KERNELS) {
             assert_eq!(*method, kernel.method);
+            assert_eq!(method.vertex_input(), kernel.vertex_input);
             assert_eq!(method_kernel(*method).method, *method);
         }
     }

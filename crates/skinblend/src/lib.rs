@@ -81,7 +81,7 @@ pub use rigid_split::{split, RigidSplit};
 pub use simd::simd_backend;
 pub use skin::{skin, skin_into};
 pub use types::{
-    Diagnostics, Method, PaletteSpec, RunOptions, SkinOptions, SkinOutputs, Skinned,
+    Diagnostics, Method, PaletteSpec, RunOptions, SkinOptions, SkinOutputs, Skinned, VertexInput,
     DEFAULT_RIGID_TOLERANCE,
 };
 

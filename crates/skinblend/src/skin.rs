@@ -133,11 +133,10 @@ pub(crate) fn check_call(
         }
         check_length("output tangents", n, tangents.len())?;
     }
-    if palette.method().needs_rotation_centers() && input.rotation_centers().is_none() {
-        return Err(SkinError::MissingRotationCenters { vertex_count: n });
-    }
-    if palette.method().needs_blend_values() && input.blend_values().is_none() {
-        return Err(SkinError::MissingBlendValues { vertex_count: n });
+    if let Some(needed) = palette.method().vertex_input() {
+        if !needed.in_input(input) {
+            return Err(needed.missing(n));
+        }
     }
     let joint_count = input.influences().joint_count();
     if palette.joint_count() < joint_count {

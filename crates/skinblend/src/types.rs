@@ -104,18 +104,77 @@ impl Method {
         }
     }
 
+    /// The per-vertex input a mesh skinned by this method needs beyond positions, normals,
+    /// tangents and influences: CoR's centers of rotation, blended's blend values; `None` for
+    /// LBS and DQS. Every front door asks this (not the method) what to load, upload or check.
+    #[must_use]
+    pub fn vertex_input(self) -> Option<VertexInput> {
+        match self {
+            Method::Linear | Method::DualQuaternion => None,
+            Method::CenterOfRotation => Some(VertexInput::RotationCenters),
+            Method::Blended => Some(VertexInput::BlendValues),
+        }
+    }
+
     /// Whether a mesh skinned by this method needs per-vertex centers of rotation
     /// ([`crate::SkinInput::with_rotation_centers`]): CoR.
     #[must_use]
     pub fn needs_rotation_centers(self) -> bool {
-        self == Method::CenterOfRotation
+        self.vertex_input() == Some(VertexInput::RotationCenters)
     }
 
     /// Whether a mesh skinned by this method needs blend values
     /// ([`crate::SkinInput::with_blend_values`]): blended.
     #[must_use]
     pub fn needs_blend_values(self) -> bool {
-        self == Method::Blended
+        self.vertex_input() == Some(VertexInput::BlendValues)
+    }
+}
+
+/// A per-vertex input a method reads beyond positions, normals, tangents and influences
+/// ([`Method::vertex_input`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VertexInput {
+    /// Centers of rotation, one per vertex ([`crate::SkinInput::with_rotation_centers`]; glTF
+    /// `_SKINBLEND_COR`).
+    RotationCenters,
+    /// Blend values in `[0, 1]`, one per vertex or one for the mesh
+    /// ([`crate::SkinInput::with_blend_values`]; glTF `_SKINBLEND_DQ_BLEND`).
+    BlendValues,
+}
+
+impl VertexInput {
+    /// Every per-vertex input.
+    pub const ALL: [VertexInput; 2] = [VertexInput::RotationCenters, VertexInput::BlendValues];
+
+    /// Its name in messages: `"rotation centers"`, `"blend values"`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            VertexInput::RotationCenters => "rotation centers",
+            VertexInput::BlendValues => "blend values",
+        }
+    }
+
+    /// Whether `input` carries it.
+    #[must_use]
+    pub fn in_input(self, input: &crate::SkinInput<'_>) -> bool {
+        match self {
+            VertexInput::RotationCenters => input.rotation_centers().is_some(),
+            VertexInput::BlendValues => input.blend_values().is_some(),
+        }
+    }
+
+    /// The error for a mesh of `vertex_count` vertices given to a method that needs this input
+    /// without it.
+    #[must_use]
+    pub fn missing(self, vertex_count: usize) -> crate::SkinError {
+        match self {
+            VertexInput::RotationCenters => {
+                crate::SkinError::MissingRotationCenters { vertex_count }
+            }
+            VertexInput::BlendValues => crate::SkinError::MissingBlendValues { vertex_count },
+        }
     }
 }
 

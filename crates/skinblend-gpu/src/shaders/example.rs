@@ -3,6 +3,8 @@
 
 use skinblend::Method;
 
+use crate::methods::GpuVertexInput;
+
 /// The example vertex shader appended to a method's library (`EXTRA_FIELD`, the method's own
 /// vertex input, and `BODY` filled in).
 const EXAMPLE_VERTEX: &str = r"

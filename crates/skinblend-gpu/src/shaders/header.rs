@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 
 use skinblend::Method;
 
+use crate::methods::GpuVertexInput;
+
 use super::interface::ShaderInterface;
 use super::language::ShaderLanguage;
 use super::translate::{
