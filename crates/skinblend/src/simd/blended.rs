@@ -10,7 +10,7 @@ use super::layout::LANES;
 use super::lbs::{self, cofactor_normal8, negative_sign8, singular_flip8};
 use super::loads::{load3x8, load_tangents8, store3x8, store_tangents8};
 use super::math::{
-    add8, cross8, dot8, normalize8_flipped_or, normalize8_or, normalize8_rotated_or, scale8,
+    add8, cross8, dot8, normalize8_flipped_or, normalize8_or, normalize8_rotated_or,
 };
 use crate::blend_values::BlendValues;
 use crate::types::{Diagnostics, SkinOutputs};
@@ -110,21 +110,9 @@ fn interior<const K: usize, const N: bool, const T: bool, const R: bool>(
     if !(N || T) {
         return true;
     }
-    // LBS's 3x3 of normalized weights where the call's weight sums ask for it, as LBS's
-    // general block kernel.
-    let (columns, bound_root, unit_bound) = if block.normalize_columns {
-        let columns = match m.weight_scale {
-            Some(scale) => m.columns.map(|column| scale8(column, scale)),
-            None => m.columns,
-        };
-        (columns, None, None)
-    } else {
-        (
-            m.columns,
-            block.singular_bound_root,
-            block.unit_singular_bound,
-        )
-    };
+    // LBS's 3x3 and singular bounds, as LBS's general block kernel (not the unit-sum variant).
+    // SAFETY: AVX2 and FMA are enabled here.
+    let (columns, bound_root, unit_bound) = unsafe { lbs::normal_columns8::<false>(block, &m) };
     let cofactor0 = cross8(columns[1], columns[2]);
     let det = dot8(columns[0], cofactor0);
     let mut known_sign = None;
@@ -143,16 +131,8 @@ fn interior<const K: usize, const N: bool, const T: bool, const R: bool>(
     }
     if let (true, Some(out), Some(src)) = (T, outputs.tangents.as_deref_mut(), block.tangents) {
         let (d, w) = load_tangents8(src, base);
-        let [c0, c1, c2] = columns;
-        let mut direction = [_mm256_setzero_ps(); 3];
-        for a in 0..3 {
-            direction[a] = _mm256_fmadd_ps(
-                c2[a],
-                d[2],
-                _mm256_fmadd_ps(c1[a], d[1], _mm256_mul_ps(c0[a], d[0])),
-            );
-        }
-        let from_linear = normalize8_or(direction, d);
+        // SAFETY: AVX2 and FMA are enabled here.
+        let from_linear = normalize8_or(unsafe { lbs::transform8(columns, d) }, d);
         let from_dq = normalize8_rotated_or(rotation.rotate(d), d);
         // LBS's handedness below one half: the sign of the determinant where it mirrors.
         let linear_sign = known_sign.unwrap_or_else(|| negative_sign8(det));

@@ -6,7 +6,7 @@ use std::arch::x86_64::*;
 
 use glam::Vec3;
 
-use super::blend3x4::blend8;
+use super::blend3x4::{blend8, Linear8};
 use super::block::Block;
 use super::layout::LANES;
 use super::lbs_positions::positions4;
@@ -239,29 +239,10 @@ pub(super) unsafe fn block<
     if !(N || T) {
         return true;
     }
-    // Weight sums far from one, renormalized: the 3x3 of normalized weights, as the scalar
-    // kernel blends it, and the exact singular test.
-    let (columns, bound_root, unit_bound) = if R {
-        // The call's one bound, which `unit_weight_sums` saw (infinite, were it missing: every
-        // block would take the exact test).
-        let bound = block.unit_singular_bound.unwrap_or(f32::INFINITY);
-        (m.columns, None, Some(bound))
-    } else if block.normalize_columns {
-        let columns = match m.weight_scale {
-            Some(scale) => m.columns.map(|column| scale8(column, scale)),
-            None => m.columns,
-        };
-        (columns, None, None)
-    } else {
-        (
-            m.columns,
-            block.singular_bound_root,
-            block.unit_singular_bound,
-        )
-    };
+    // SAFETY: this function runs only where AVX2 and FMA are enabled.
+    let (columns, bound_root, unit_bound) = unsafe { normal_columns8::<R>(block, &m) };
     let cofactor0 = cross8(columns[1], columns[2]);
     let det = dot8(columns[0], cofactor0);
-    let [c0, c1, c2] = columns;
     // The same, where the singular test has shown every lane's determinant ordered and non-zero.
     let mut known_sign = None;
     if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals) {
@@ -315,14 +296,8 @@ pub(super) unsafe fn block<
             )
         };
         let (d, w) = load_tangents8(src, 0);
-        let mut direction = [_mm256_setzero_ps(); 3];
-        for a in 0..3 {
-            direction[a] = _mm256_fmadd_ps(
-                c2[a],
-                d[2],
-                _mm256_fmadd_ps(c1[a], d[1], _mm256_mul_ps(c0[a], d[0])),
-            );
-        }
+        // SAFETY: as above.
+        let direction = unsafe { transform8(columns, d) };
         let sign = match known_sign {
             Some(sign) => sign,
             None => negative_sign8(det),
@@ -331,6 +306,58 @@ pub(super) unsafe fn block<
         store_tangents8(out, 0, normalize8_or(direction, d), w);
     }
     true
+}
+
+/// The 3x3 that LBS's normals and tangents are transformed by, and the singular test's bounds
+/// (`singular_flip8`'s `(bound_root, unit_bound)`), for the blends `m`: where `UNIT` (every
+/// weight sum of the call is 1) the blend as it is and the call's one bound (infinite, were it
+/// missing: every block would take the exact test); where the call's weight sums are far from
+/// one and renormalized, the 3x3 of normalized weights, as the scalar kernel blends it, and
+/// the exact test; else the blend and the call's bounds. Shared by LBS and blended.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA (not a `#[target_feature]` function, so that it inlines: its nine
+/// registers would otherwise come back through memory).
+#[inline(always)]
+pub(super) unsafe fn normal_columns8<const UNIT: bool>(
+    block: &Block<'_>,
+    m: &Linear8,
+) -> ([[__m256; 3]; 3], Option<f32>, Option<f32>) {
+    if UNIT {
+        let bound = block.unit_singular_bound.unwrap_or(f32::INFINITY);
+        (m.columns, None, Some(bound))
+    } else if block.normalize_columns {
+        let columns = match m.weight_scale {
+            // SAFETY: the caller guarantees AVX2 and FMA.
+            Some(scale) => m.columns.map(|column| unsafe { scale8(column, scale) }),
+            None => m.columns,
+        };
+        (columns, None, None)
+    } else {
+        (
+            m.columns,
+            block.singular_bound_root,
+            block.unit_singular_bound,
+        )
+    }
+}
+
+/// `columns` (a 3x3 by columns, eight vertices to a register) times `d`: the tangent
+/// directions of LBS and blended, before normalizing.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA (inlined, as [`normal_columns8`]).
+#[inline(always)]
+pub(super) unsafe fn transform8(columns: [[__m256; 3]; 3], d: [__m256; 3]) -> [__m256; 3] {
+    let [c0, c1, c2] = columns;
+    // SAFETY: the caller guarantees AVX2 and FMA.
+    std::array::from_fn(|a| unsafe {
+        _mm256_fmadd_ps(
+            c2[a],
+            d[2],
+            _mm256_fmadd_ps(c1[a], d[1], _mm256_mul_ps(c0[a], d[0])),
+        )
+    })
 }
 
 /// The cofactor matrix of `columns` times `n`, `n_x (c1 × c2) + n_y (c2 × c0) + n_z (c0 ×
