@@ -5,9 +5,7 @@
 //!   first animation;
 //! - the plugin's own per-frame bounds (joints' `GlobalTransform`s from Bevy's animation)
 //!   contain every posed vertex, frame after frame, with each method, from the joints alone or
-//!   from a CPU pose asked for with `CpuPose`;
-//! - the palettes the plugin builds from Bevy's `GlobalTransform`s equal skinblend-gltf's own
-//!   within a stated tolerance.
+//!   from a CPU pose asked for with `CpuPose` (the palettes themselves: `palettes.rs`).
 
 mod support;
 
@@ -259,9 +257,9 @@ fn bounds_contain_posed_vertices_over_animation() {
         return;
     };
     let mut app = support::app_without_renderer(&dir);
-    let run = fox_run_graph(&mut app);
+    let run = support::fox_run_graph(&mut app);
     app.world_mut().insert_resource(run);
-    app.add_systems(Update, play_when_ready);
+    app.add_systems(Update, support::play_when_ready);
     for (m, method) in SkinningMethod::ALL.into_iter().enumerate() {
         let from_joints = spawn_fox(&mut app, method, false, 3.0 * m as f32);
         let posed_fox = spawn_fox(&mut app, method, true, 3.0 * m as f32 + 1.5);
@@ -350,191 +348,7 @@ fn bounds_contain_posed_vertices_over_animation() {
     }
 }
 
-/// Bevy's skin matrices against skinblend-gltf's palette (both in the mesh's space): per
-/// entry, relative to 1 for the 3×3 part and, for the translation, to the largest translation
-/// of the skin's inverse bind matrices (how far its joints are from the origin: the size of the
-/// terms the translations are summed from; a skin matrix near the identity has a translation
-/// near 0 made of such terms). Both chain the same f32 node transforms (Fox: up to 12 deep) in another order
-/// (Bevy: affine products; skinblend-gltf: 4×4 products) and invert a matrix (Bevy the mesh's
-/// world transform, both the inverse bind matrices come from the file): each product rounds by
-/// a few ulps (1.2e-7) of its largest term, so 12 levels and an inverse stay within 1e-5; a
-/// wrong order, transform or joint is off by far more (checked below: another time of the clip
-/// is more than 100 times the tolerance away).
-const PALETTE_REL: f32 = 1e-5;
-
-/// The largest difference between two palettes, as [`PALETTE_REL`] measures it.
-fn palette_difference(
-    ours: &[skinblend::glam::Mat4],
-    theirs: &[skinblend::glam::Mat4],
-    translation_scale: f32,
-) -> f32 {
-    ours.iter()
-        .zip(theirs)
-        .map(|(a, b)| {
-            let rotation = (0..3)
-                .map(|c| (a.col(c) - b.col(c)).abs().max_element())
-                .fold(0f32, f32::max);
-            let translation = (a.w_axis - b.w_axis).abs().max_element() / translation_scale;
-            rotation.max(translation)
-        })
-        .fold(0f32, f32::max)
-}
-
-/// The palettes the plugin builds from Bevy's `GlobalTransform`s equal skinblend-gltf's own
-/// (`Model::palette` in the mesh's space) within [`PALETTE_REL`]: Fox at its rest pose and
-/// paused at five times of its run clip, with Bevy's own glTF loader and animation player.
-fn palettes_from_bevy_transforms_match_skinblend_gltf() {
-    let Some((dir, _)) = sample_paths() else {
-        return;
-    };
-    let model = Model::open(dir.join("Fox/Fox.glb")).expect("Fox loads in skinblend-gltf");
-    let node = model.skinned_nodes()[0];
-    let skin = model.nodes()[node]
-        .skin
-        .expect("Fox's skinned node has a skin");
-    let theirs = |pose: &skinblend_gltf::Pose| -> Vec<skinblend::glam::Mat4> {
-        let mesh_from_world = pose.world_from_node[node].inverse();
-        model
-            .palette(pose, skin)
-            .expect("palette")
-            .iter()
-            .map(|m| mesh_from_world * *m)
-            .collect()
-    };
-    let translation_scale = model.skins()[skin]
-        .joint_from_bind
-        .iter()
-        .fold(1f32, |m, p| m.max(p.w_axis.truncate().abs().max_element()));
-    let ours = |app: &mut App| -> Vec<skinblend::glam::Mat4> {
-        let world = app.world_mut();
-        let mut states = world.query::<&SkinblendSkinned>();
-        let state = states.iter(world).next().expect("the plugin took Fox");
-        state.skin_matrices().to_vec()
-    };
-    // Fox spawned in `app` with the plugin (and Bevy's animation player set up where `animate`).
-    let spawn = |app: &mut App| {
-        let server = app.world().resource::<AssetServer>().clone();
-        app.world_mut().spawn((
-            WorldAssetRoot(server.load(GltfAssetLabel::Scene(0).from_asset("Fox/Fox.glb"))),
-            SkinningMethod::Linear,
-        ));
-        assert!(
-            support::step_until(app, |app| {
-                let world = app.world_mut();
-                world
-                    .query::<&SkinblendSkinned>()
-                    .iter(world)
-                    .next()
-                    .is_some()
-            }),
-            "the plugin never took Fox"
-        );
-        app.update();
-    };
-    let mut app = support::app_without_renderer(&dir);
-    spawn(&mut app);
-    let rest = palette_difference(
-        &ours(&mut app),
-        &theirs(&model.rest_pose()),
-        translation_scale,
-    );
-    eprintln!("rest pose: palettes differ by {rest:e}");
-    assert!(
-        rest <= PALETTE_REL,
-        "rest pose: palettes differ by {rest:e} (at most {PALETTE_REL:e})"
-    );
-
-    let mut app = support::app_without_renderer(&dir);
-    let run = fox_run_graph(&mut app);
-    let animation_node = run.node;
-    app.world_mut().insert_resource(run);
-    app.add_systems(Update, play_when_ready);
-    spawn(&mut app);
-    let player = {
-        let world = app.world_mut();
-        let mut players = world.query_filtered::<Entity, With<AnimationPlayer>>();
-        players.iter(world).next().expect("Fox's animation player")
-    };
-    let animation = &model.animations()[FOX_RUN];
-    let mut previous: Option<Vec<skinblend::glam::Mat4>> = None;
-    for i in 0..5 {
-        let time_s = animation.start_s + (animation.end_s - animation.start_s) * i as f32 / 5.0;
-        {
-            let mut player = app
-                .world_mut()
-                .get_mut::<AnimationPlayer>(player)
-                .expect("player");
-            player.play(animation_node).seek_to(time_s).pause();
-        }
-        app.update();
-        app.update();
-        let bevy = ours(&mut app);
-        let skinblend = theirs(&model.pose(Some(FOX_RUN), time_s).expect("pose"));
-        let difference = palette_difference(&bevy, &skinblend, translation_scale);
-        eprintln!("run at {time_s:.3} s: palettes differ by {difference:e}");
-        assert!(
-            difference <= PALETTE_REL,
-            "run at {time_s} s: palettes differ by {difference:e} (at most {PALETTE_REL:e})"
-        );
-        if let Some(previous) = previous.replace(bevy.clone()) {
-            let apart = palette_difference(&previous, &bevy, translation_scale);
-            assert!(
-                apart > 100.0 * PALETTE_REL,
-                "two times of the run are only {apart:e} apart: the comparison is blind"
-            );
-        }
-    }
-}
-
-/// Fox's run clip: its animation index.
-const FOX_RUN: usize = 2;
-
-/// Fox's run clip as an animation graph, once Bevy has loaded the file.
-fn fox_run_graph(app: &mut App) -> FoxAnimation {
-    let server = app.world().resource::<AssetServer>().clone();
-    let gltf: Handle<Gltf> = server.load("Fox/Fox.glb");
-    assert!(
-        support::step_until(app, |app| app
-            .world()
-            .resource::<Assets<Gltf>>()
-            .contains(&gltf)),
-        "Fox did not load"
-    );
-    let clip = app
-        .world()
-        .resource::<Assets<Gltf>>()
-        .get(&gltf)
-        .and_then(|g| g.animations.get(FOX_RUN).cloned())
-        .expect("Fox's run clip");
-    let (graph, node) = AnimationGraph::from_clip(clip);
-    let graph = app
-        .world_mut()
-        .resource_mut::<Assets<AnimationGraph>>()
-        .add(graph);
-    FoxAnimation { graph, node }
-}
-
-#[derive(Resource)]
-struct FoxAnimation {
-    graph: Handle<AnimationGraph>,
-    node: AnimationNodeIndex,
-}
-
-fn play_when_ready(
-    mut commands: Commands,
-    animation: Res<FoxAnimation>,
-    mut players: Query<(Entity, &mut AnimationPlayer), Added<AnimationPlayer>>,
-) {
-    for (entity, mut player) in &mut players {
-        player.play(animation.node).repeat();
-        commands
-            .entity(entity)
-            .insert(AnimationGraphHandle(animation.graph.clone()));
-    }
-}
-
 skinblend_testkit::test_main!(
     cpu_pose_equals_skinblend_pose_on_samples,
-    bounds_contain_posed_vertices_over_animation,
-    palettes_from_bevy_transforms_match_skinblend_gltf
+    bounds_contain_posed_vertices_over_animation
 );
