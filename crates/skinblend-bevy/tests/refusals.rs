@@ -16,7 +16,10 @@ use bevy::mesh::morph::MorphAttributes;
 use bevy::mesh::skinning::{SkinnedMesh, SkinnedMeshInverseBindposes};
 use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
-use skinblend_bevy::{SkinblendSkinned, SkinningMethod};
+use skinblend_bevy::{
+    prepare_mesh, SkinblendPrimitiveExtras, SkinblendSkinned, SkinningMethod,
+    ATTRIBUTE_SKINBLEND_DQ_BLEND,
+};
 
 /// Every warning logged in this process, as its message.
 static WARNINGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -183,4 +186,50 @@ fn refused_meshes_warn_once_and_stay_with_bevy() {
     );
 }
 
-skinblend_testkit::test_main!(refused_meshes_warn_once_and_stay_with_bevy);
+/// A file's `_SKINBLEND_DQ_BLEND` as the plugin's glTF handler hands it over: valid values are
+/// carried by both meshes; a value outside `[0, 1]` (or NaN, or another count than the
+/// vertices) is named, and the mesh is still accepted without the values (only the blended
+/// method is to refuse it).
+fn file_blend_values_are_checked_and_carried() {
+    let with_values = |dq_blend: Vec<f32>| {
+        let extras = SkinblendPrimitiveExtras {
+            dq_blend: Some(dq_blend),
+            ..Default::default()
+        };
+        prepare_mesh(&triangle(0), 1, Some(&extras)).expect("the mesh is accepted")
+    };
+    let good = with_values(vec![0.0, 0.5, 1.0]);
+    assert_eq!(good.blend_values_from_file, Ok(true));
+    assert_eq!(
+        good.cpu.blend_values(),
+        Some(skinblend::BlendValues::PerVertex(&[0.0, 0.5, 1.0]))
+    );
+    assert!(good
+        .render_mesh
+        .attribute(ATTRIBUTE_SKINBLEND_DQ_BLEND)
+        .is_some());
+    for (values, fault) in [
+        (vec![0.5, 1.5, 0.5], "vertex 1"),
+        (vec![0.5, f32::NAN, 0.5], "vertex 1"),
+        (vec![0.5, 0.5], "expected 3"),
+    ] {
+        let bad = with_values(values.clone());
+        let error = bad
+            .blend_values_from_file
+            .expect_err("an invalid value is named");
+        assert!(
+            error.to_string().contains(fault),
+            "{values:?}: {error} does not name {fault:?}"
+        );
+        assert!(bad.cpu.blend_values().is_none(), "{values:?}: not carried");
+        assert!(bad
+            .render_mesh
+            .attribute(ATTRIBUTE_SKINBLEND_DQ_BLEND)
+            .is_none());
+    }
+}
+
+skinblend_testkit::test_main!(
+    refused_meshes_warn_once_and_stay_with_bevy,
+    file_blend_values_are_checked_and_carried
+);
