@@ -44,7 +44,7 @@ pub const ATTRIBUTE_SKINBLEND_ROTATION_CENTER: MeshVertexAttribute = MeshVertexA
     VertexFormat::Float32x4,
 );
 
-/// The blend value of `SkinningMethod::Blended` (0 = LBS, 1 = DQS, in `[0, 1]`), glTF
+/// The blend value of [`crate::SkinningMethod::Blended`] (0 = LBS, 1 = DQS, in `[0, 1]`), glTF
 /// `_SKINBLEND_DQ_BLEND`; location 15. Only on meshes whose file has valid values.
 pub const ATTRIBUTE_SKINBLEND_DQ_BLEND: MeshVertexAttribute = MeshVertexAttribute::new(
     "Skinblend_Dq_Blend",
@@ -95,7 +95,7 @@ pub struct PreparedMesh {
     /// The file's blend values (`_SKINBLEND_DQ_BLEND`): `Ok(true)` when the file has them and
     /// they are valid (then `cpu` and `render_mesh` carry them), `Ok(false)` when it has none,
     /// `Err` naming the fault (a value outside `[0, 1]` or NaN, or another count than the
-    /// vertices): only `SkinningMethod::Blended` refuses such a mesh.
+    /// vertices): only [`crate::SkinningMethod::Blended`] refuses such a mesh.
     pub blend_values_from_file: Result<bool, skinblend::SkinError>,
     /// The triangles (for computing centers of rotation), `[a, b, c]` vertex indices.
     pub triangles: Arc<Vec<[u32; 3]>>,
