@@ -1,5 +1,5 @@
-//! A glTF file side by side with the three methods (left LBS, middle DQS, right CoR), each
-//! playing the same animation; `Space` switches to the next animation, `M` cycles every copy's
+//! A glTF file side by side with the four methods (left to right LBS, DQS, CoR, blended: the
+//! file's `_SKINBLEND_DQ_BLEND`, else 0.5 everywhere), each playing the same animation; `Space` switches to the next animation, `M` cycles every copy's
 //! method, `Esc` quits. Without a file it writes and shows skinblend's twist rig.
 //!
 //! ```text
@@ -15,7 +15,7 @@ mod support;
 use std::path::PathBuf;
 
 use bevy::prelude::*;
-use skinblend_bevy::{SkinblendPlugin, SkinningMethod};
+use skinblend_bevy::{DqBlend, SkinblendPlugin, SkinningMethod};
 
 /// What the command line asked for.
 #[derive(Resource, Debug, Clone)]
@@ -124,20 +124,27 @@ fn setup(
         playing: 0,
     });
     let spacing_m = 2.0;
-    let extent_m = 3.0 * spacing_m;
+    let extent_m = 4.0 * spacing_m;
+    let middle = (SkinningMethod::ALL.len() as f32 - 1.0) / 2.0;
     let copies = SkinningMethod::ALL
         .iter()
         .enumerate()
-        .map(|(i, &m)| (Vec3::X * (i as f32 - 1.0) * spacing_m, m));
+        .map(|(i, &m)| (Vec3::X * (i as f32 - middle) * spacing_m, m));
     for (position, method) in copies {
         commands.spawn((
             WorldAssetRoot(scene.clone()),
             Transform::from_translation(position),
             Copy,
             method,
+            // Blended's values where the file has none (its `_SKINBLEND_DQ_BLEND` wins).
+            DqBlend(0.5),
         ));
     }
-    println!("left to right: LBS, DQS, CoR (Space: next animation, M: cycle methods)");
+    let names: Vec<&str> = SkinningMethod::ALL.iter().map(|m| m.short_name()).collect();
+    println!(
+        "left to right: {} (Space: next animation, M: cycle methods)",
+        names.join(", ")
+    );
     commands.spawn((
         DirectionalLight {
             shadow_maps_enabled: true,

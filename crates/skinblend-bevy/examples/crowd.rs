@@ -1,11 +1,12 @@
 //! Many animated characters: N copies of a glTF file (Fox-sized: any skinned, animated file)
 //! laid out on a grid, each playing its first animation, skinned by skinblend (DQS unless
-//! `--method` says otherwise) or, with `--bevy`, by Bevy's own skinning. Every 120 frames it
-//! prints the mean frame time and the time per frame spent in the plugin's systems.
+//! `--method` says otherwise; `blend`: the file's blend values, else 0.5) or, with `--bevy`, by
+//! Bevy's own skinning. Every 120 frames it prints the mean frame time and the time per frame
+//! spent in the plugin's systems.
 //!
 //! ```text
 //! cargo run -p skinblend-bevy --release --example crowd -- FILE [--count N] [--bevy]
-//!     [--method lbs|dqs|cor] [--cpu-pose] [--headless] [--no-camera] [--frames N]
+//!     [--method lbs|dqs|cor|blend] [--cpu-pose] [--headless] [--no-camera] [--frames N]
 //! cargo run -p skinblend-bevy --release --example crowd -- path/to/Fox.glb --count 1000
 //! ```
 //!
@@ -35,7 +36,7 @@ use bevy::camera::visibility::VisibilitySystems;
 use bevy::gltf::GltfMesh;
 use bevy::prelude::*;
 use bevy::transform::TransformSystems;
-use skinblend_bevy::{CpuPose, SkinblendPlugin, SkinblendSystems, SkinningMethod};
+use skinblend_bevy::{CpuPose, DqBlend, SkinblendPlugin, SkinblendSystems, SkinningMethod};
 
 /// What the command line asked for.
 #[derive(Resource, Debug, Clone)]
@@ -49,7 +50,7 @@ struct Options {
     frames: Option<u64>,
 }
 
-const USAGE: &str = "usage: crowd FILE [--count N] [--bevy] [--method lbs|dqs|cor] [--cpu-pose] [--headless] [--no-camera] [--frames N]";
+const USAGE: &str = "usage: crowd FILE [--count N] [--bevy] [--method lbs|dqs|cor|blend] [--cpu-pose] [--headless] [--no-camera] [--frames N]";
 
 fn count(flag: &str, value: Option<String>) -> Result<u64, String> {
     let value = value.ok_or_else(|| format!("{flag} needs a count"))?;
@@ -82,7 +83,12 @@ fn parse() -> Result<Options, String> {
                     Some("lbs") => SkinningMethod::Linear,
                     Some("dqs") => SkinningMethod::DualQuaternion,
                     Some("cor") => SkinningMethod::CenterOfRotation,
-                    other => return Err(format!("--method {other:?}: expected lbs, dqs or cor")),
+                    Some("blend") => SkinningMethod::Blended,
+                    other => {
+                        return Err(format!(
+                            "--method {other:?}: expected lbs, dqs, cor or blend"
+                        ))
+                    }
                 });
             }
             "--cpu-pose" => options.cpu_pose = true,
@@ -229,7 +235,8 @@ fn spawn_when_loaded(
             Transform::from_translation(position),
         ));
         if let Some(method) = options.method {
-            character.insert(method);
+            // Blended's values where the file has none (its `_SKINBLEND_DQ_BLEND` wins).
+            character.insert((method, DqBlend(0.5)));
         }
         if options.cpu_pose {
             character.insert(CpuPose);

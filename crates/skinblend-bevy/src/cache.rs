@@ -1,6 +1,6 @@
 //! What the plugin makes once and shares ([`SkinblendCache`]): each source mesh made ready
-//! (render mesh, CPU mesh, centers of rotation), the plugin's materials, and the three palette
-//! buffers every skinned entity's joints are uploaded into.
+//! (render mesh, CPU mesh, centers of rotation, blend values), the plugin's materials, and the
+//! three palette buffers every skinned entity's joints are uploaded into.
 
 use std::sync::Arc;
 
@@ -12,6 +12,7 @@ use bevy::tasks::Task;
 use skinblend::glam::Vec3 as CoreVec3;
 use skinblend::SkinMesh;
 
+use crate::dq_blend::BlendProblem;
 use crate::joint_bounds::JointBounds;
 use crate::material::{SkinblendExtension, SkinblendMaterial};
 use crate::SkinningMethod;
@@ -36,6 +37,12 @@ pub(crate) struct CachedMesh {
     pub(crate) joint_bounds: Arc<JointBounds>,
     pub(crate) triangles: Arc<Vec<[u32; 3]>>,
     pub(crate) centers: Centers,
+    /// Whether the file's `_SKINBLEND_DQ_BLEND` is on `cpu` and the render mesh (`Ok(true)`),
+    /// absent (`Ok(false)`) or invalid (see [`crate::PreparedMesh`]).
+    pub(crate) blend_values_from_file: Result<bool, skinblend::SkinError>,
+    /// `cpu` with a uniform blend value, by the value's bits (see `dq_blend::cpu_mesh_for`);
+    /// emptied when `cpu` changes.
+    pub(crate) constant_blend_meshes: HashMap<u32, Arc<SkinMesh<'static>>>,
 }
 
 /// Source meshes made ready, materials made, and the three palette buffers.
@@ -43,17 +50,25 @@ pub(crate) struct CachedMesh {
 pub(crate) struct SkinblendCache {
     pub(crate) meshes: HashMap<AssetId<Mesh>, CachedMesh>,
     pub(crate) refused: HashSet<Entity>,
+    /// Entities under `Blended` left to Bevy for want of blend values, with the fault last
+    /// logged (one warning per fault); they are looked at again when a `DqBlend` changes.
+    pub(crate) blend_refused: HashMap<Entity, BlendProblem>,
     /// An entity under a method waits for its assets: scan again next frame.
     pub(crate) waiting: bool,
-    pub(crate) materials:
-        HashMap<(AssetId<StandardMaterial>, SkinningMethod), Handle<SkinblendMaterial>>,
+    pub(crate) materials: MaterialCache,
     pub(crate) palettes: [Handle<ShaderBuffer>; 3],
     /// Joints each palette buffer holds room for (at least 1).
     pub(crate) capacity_joints: [usize; 3],
     pub(crate) bytes: [Vec<u8>; 3],
 }
 
-/// Bytes per joint of each method's GPU entry (in [`SkinningMethod::ALL`]'s order).
+/// The plugin's materials by base material, method and blend constant (its bits; 0 for methods
+/// other than `Blended` and for file values).
+pub(crate) type MaterialCache =
+    HashMap<(AssetId<StandardMaterial>, SkinningMethod, u32), Handle<SkinblendMaterial>>;
+
+/// Bytes per joint of each palette buffer's GPU entry (LBS, DQS, then CoR and blended, which
+/// share one layout and one buffer).
 pub(crate) const JOINT_BYTES: [usize; 3] = [
     size_of::<skinblend_gpu::GpuLinearJoint>(),
     size_of::<skinblend_gpu::GpuDualQuatJoint>(),
@@ -63,12 +78,13 @@ pub(crate) const JOINT_BYTES: [usize; 3] = [
 /// The starting capacity of each palette buffer, in joints (grown by doubling).
 const INITIAL_CAPACITY_JOINTS: usize = 1024;
 
-/// The index of `method`'s palette buffer and entry size (its place in [`SkinningMethod::ALL`]).
+/// The index of `method`'s palette buffer and entry size: blended's entries (the DQS entry
+/// beside the LBS matrix, `GpuCorJoint`) share CoR's buffer.
 pub(crate) fn method_index(method: SkinningMethod) -> usize {
     match method {
         SkinningMethod::Linear => 0,
         SkinningMethod::DualQuaternion => 1,
-        SkinningMethod::CenterOfRotation => 2,
+        SkinningMethod::CenterOfRotation | SkinningMethod::Blended => 2,
     }
 }
 
@@ -87,6 +103,7 @@ impl FromWorld for SkinblendCache {
         Self {
             meshes: HashMap::default(),
             refused: HashSet::default(),
+            blend_refused: HashMap::default(),
             waiting: false,
             materials: HashMap::default(),
             palettes,
@@ -96,16 +113,19 @@ impl FromWorld for SkinblendCache {
     }
 }
 
-/// The plugin's material for `base` skinned by `method`, made once per pair.
+/// The plugin's material for `base` skinned by `method` with the blend constant `dq_blend`
+/// (`Blended` without the file's values; pass 0 otherwise), made once per triple.
 pub(crate) fn material_for(
-    cache: &mut HashMap<(AssetId<StandardMaterial>, SkinningMethod), Handle<SkinblendMaterial>>,
+    cache: &mut MaterialCache,
     palettes: &[Handle<ShaderBuffer>; 3],
     materials: &mut Assets<SkinblendMaterial>,
     standard_materials: &Assets<StandardMaterial>,
     base: &Handle<StandardMaterial>,
     method: SkinningMethod,
+    dq_blend: f32,
 ) -> Option<Handle<SkinblendMaterial>> {
-    if let Some(handle) = cache.get(&(base.id(), method)) {
+    let key = (base.id(), method, dq_blend.to_bits());
+    if let Some(handle) = cache.get(&key) {
         return Some(handle.clone());
     }
     let base_material = standard_materials.get(base)?.clone();
@@ -115,10 +135,12 @@ pub(crate) fn material_for(
             linear_palette: palettes[0].clone(),
             dual_quat_palette: palettes[1].clone(),
             cor_palette: palettes[2].clone(),
+            blended_palette: palettes[2].clone(),
+            dq_blend: Vec4::new(dq_blend, 0.0, 0.0, 0.0),
             method,
         },
     });
-    cache.insert((base.id(), method), handle.clone());
+    cache.insert(key, handle.clone());
     Some(handle)
 }
 

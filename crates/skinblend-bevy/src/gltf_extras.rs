@@ -1,7 +1,8 @@
 //! What Bevy's glTF loader leaves out of a skinned primitive and the plugin needs: the second set
-//! of influences (`JOINTS_1` / `WEIGHTS_1`) and skinblend's centers of rotation
-//! (`_SKINBLEND_COR`, written by `skinblend centers`), read during Bevy's own load by a glTF
-//! extension handler and kept in [`SkinblendGltfExtras`] under the primitive's mesh path.
+//! of influences (`JOINTS_1` / `WEIGHTS_1`), skinblend's centers of rotation
+//! (`_SKINBLEND_COR`, written by `skinblend centers`) and blend values (`_SKINBLEND_DQ_BLEND`,
+//! written by `skinblend dq-blend`), read during Bevy's own load by a glTF extension handler
+//! and kept in [`SkinblendGltfExtras`] under the primitive's mesh path.
 
 use std::sync::{Arc, Mutex};
 
@@ -15,12 +16,18 @@ use bevy::platform::collections::HashMap;
 /// the leading underscore as the `gltf` crate reports custom attributes.
 const ROTATION_CENTER_SEMANTIC: &str = "SKINBLEND_COR";
 
+/// The glTF attribute name of the blend values (`_SKINBLEND_DQ_BLEND`), as the `gltf` crate
+/// reports it.
+const DQ_BLEND_SEMANTIC: &str = "SKINBLEND_DQ_BLEND";
+
 /// A skinned primitive's attributes that Bevy's glTF loader does not keep, one entry per vertex
 /// of the primitive's mesh (Bevy's loader keeps the vertex order of the file).
 ///
 /// `joints_1` / `weights_1`: the file's `JOINTS_1` / `WEIGHTS_1` (influences 5 to 8).
 /// `rotation_centers`: `_SKINBLEND_COR` as stored, `[x, y, z, w]` with w = 1 for a center and
 /// 0 for a vertex without one (skinned by DQS), in the mesh's bind space (metres).
+/// `dq_blend`: `_SKINBLEND_DQ_BLEND` decoded to `f32` (FLOAT as stored; normalized UNSIGNED_BYTE
+/// and UNSIGNED_SHORT divided by 255 and 65535), not yet checked against `[0, 1]`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SkinblendPrimitiveExtras {
     /// `JOINTS_1`, when the primitive has it.
@@ -29,18 +36,23 @@ pub struct SkinblendPrimitiveExtras {
     pub weights_1: Option<Vec<[f32; 4]>>,
     /// `_SKINBLEND_COR`, when the primitive has it.
     pub rotation_centers: Option<Vec<[f32; 4]>>,
+    /// `_SKINBLEND_DQ_BLEND`, when the primitive has it (as a SCALAR of a type glTF allows).
+    pub dq_blend: Option<Vec<f32>>,
 }
 
 impl SkinblendPrimitiveExtras {
     fn is_empty(&self) -> bool {
-        self.joints_1.is_none() && self.weights_1.is_none() && self.rotation_centers.is_none()
+        self.joints_1.is_none()
+            && self.weights_1.is_none()
+            && self.rotation_centers.is_none()
+            && self.dq_blend.is_none()
     }
 }
 
 /// Every glTF primitive's [`SkinblendPrimitiveExtras`] read so far, by the asset path of the
 /// primitive's mesh (`file.glb#Mesh{m}/Primitive{p}`, Bevy's label). Filled by the plugin's glTF
-/// extension handler while Bevy loads a file; a primitive without `JOINTS_1`, `WEIGHTS_1` or
-/// `_SKINBLEND_COR` has no entry.
+/// extension handler while Bevy loads a file; a primitive without `JOINTS_1`, `WEIGHTS_1`,
+/// `_SKINBLEND_COR` or `_SKINBLEND_DQ_BLEND` has no entry.
 #[derive(Resource, Clone, Default)]
 pub struct SkinblendGltfExtras(
     Arc<Mutex<HashMap<AssetPath<'static>, Arc<SkinblendPrimitiveExtras>>>>,
@@ -68,8 +80,9 @@ impl SkinblendGltfExtras {
 }
 
 /// The handler the plugin registers with Bevy's glTF loader: for each primitive with
-/// `JOINTS_1`, `WEIGHTS_1` or `_SKINBLEND_COR`, records a [`SkinblendPrimitiveExtras`] in the
-/// shared [`SkinblendGltfExtras`]. Changes nothing Bevy loads.
+/// `JOINTS_1`, `WEIGHTS_1`, `_SKINBLEND_COR` or `_SKINBLEND_DQ_BLEND`, records a
+/// [`SkinblendPrimitiveExtras`] in the shared [`SkinblendGltfExtras`]. Changes nothing Bevy
+/// loads.
 #[derive(Clone, Default)]
 pub(crate) struct SkinblendGltfHandler {
     pub(crate) extras: SkinblendGltfExtras,
@@ -106,7 +119,8 @@ impl GltfExtensionHandler for SkinblendGltfHandler {
     }
 }
 
-/// Reads the second influence set and the centers of rotation of one primitive.
+/// Reads the second influence set, the centers of rotation and the blend values of one
+/// primitive.
 fn read_extras(
     primitive: &gltf::Primitive<'_>,
     buffer_data: &[Vec<u8>],
@@ -123,9 +137,35 @@ fn read_extras(
         })
         .and_then(|accessor| gltf::accessor::Iter::<[f32; 4]>::new(accessor, get_buffer))
         .map(Iterator::collect);
+    let dq_blend = primitive
+        .get(&gltf::Semantic::Extras(DQ_BLEND_SEMANTIC.to_owned()))
+        .and_then(|accessor| read_blend_values(&accessor, get_buffer));
     SkinblendPrimitiveExtras {
         joints_1,
         weights_1,
         rotation_centers,
+        dq_blend,
+    }
+}
+
+/// A SCALAR blend-value accessor as `f32`: FLOAT as stored, normalized UNSIGNED_BYTE or
+/// UNSIGNED_SHORT decoded as glTF decodes weights (÷ 255, ÷ 65535, in f64 then rounded to f32,
+/// as skinblend-gltf decodes them); `None` for any other type.
+fn read_blend_values<'a>(
+    accessor: &gltf::Accessor<'a>,
+    get_buffer: impl Clone + Fn(gltf::Buffer<'a>) -> Option<&'a [u8]>,
+) -> Option<Vec<f32>> {
+    use gltf::accessor::{DataType, Dimensions, Iter};
+    if accessor.dimensions() != Dimensions::Scalar {
+        return None;
+    }
+    let normalized = accessor.normalized();
+    match accessor.data_type() {
+        DataType::F32 => Iter::<f32>::new(accessor.clone(), get_buffer).map(Iterator::collect),
+        DataType::U8 if normalized => Iter::<u8>::new(accessor.clone(), get_buffer)
+            .map(|values| values.map(|v| (f64::from(v) / 255.0) as f32).collect()),
+        DataType::U16 if normalized => Iter::<u16>::new(accessor.clone(), get_buffer)
+            .map(|values| values.map(|v| (f64::from(v) / 65535.0) as f32).collect()),
+        _ => None,
     }
 }

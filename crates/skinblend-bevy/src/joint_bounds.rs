@@ -17,10 +17,12 @@
 //! - CoR, rigid joints: `CoR(v) − LBS(v) = (R − Σ wᵢ Aᵢ)(v − c)`, at most `2 |v − c|`: the LBS
 //!   bounds grown by twice the largest distance of a vertex from its center, joined with the
 //!   DQS bounds (vertices without a center are skinned by DQS).
+//! - Blended: `(1 − b)·LBS(v) + b·DQS(v)` with b in `[0, 1]` lies on the segment between the
+//!   two, and a box (convex) holding both ends holds it: the union of the LBS and DQS bounds.
 //!
 //! A joint that is not rigid this frame (scale or shear in its skin matrix) has a residual the
-//! argument does not cover: DQS and CoR then have no bounds from joints ([`JointBounds::bounds`]
-//! says `None`) and the caller poses the mesh on the CPU for them.
+//! argument does not cover: DQS, CoR and blended then have no bounds from joints
+//! ([`JointBounds::bounds`] says `None`) and the caller poses the mesh on the CPU for them.
 
 use bevy::camera::primitives::Aabb;
 use bevy::math::Vec3;
@@ -194,8 +196,9 @@ impl JointBounds {
 
     /// The mesh-local bounds of the mesh posed by `method` under `mesh_from_bind` (one skin
     /// matrix per joint), padded by [`JOINT_BOUNDS_PADDING_RELATIVE`]. O(joints × influences);
-    /// no allocation. `None` when a matrix is missing, for DQS and CoR when a joint they use is
-    /// not rigid this frame (see the module docs), and for a mesh without weighted vertices.
+    /// no allocation. `None` when a matrix is missing, for DQS, CoR and blended when a joint
+    /// they use is not rigid this frame (see the module docs), and for a mesh without weighted
+    /// vertices.
     #[must_use]
     pub(crate) fn bounds(
         &self,
@@ -214,6 +217,13 @@ impl JointBounds {
                 } else {
                     (dq_min, dq_max)
                 }
+            }
+            SkinningMethod::Blended => {
+                // Each vertex lies on the segment from its LBS to its DQS image, and a box
+                // holding both holds the segment (boxes are convex).
+                let (dq_min, dq_max) = self.dual_quat(mesh_from_bind)?;
+                let (lo, hi) = self.linear(mesh_from_bind)?;
+                (dq_min.min(lo), dq_max.max(hi))
             }
         };
         if let Some((lo, hi)) = self.unweighted_box {
@@ -283,9 +293,10 @@ mod tests {
     }
 
     /// skinblend's built-in rigs (twist, bend, shear cap) posed by the core's kernels with each
-    /// method from rest to 180°: the bounds from joints contain every vertex (where they hold:
-    /// the shear cap's sheared joint has none for DQS and CoR), and for DQS the LBS union alone
-    /// would not (the reach term is needed: DQS keeps the volume LBS loses).
+    /// method from rest to 180° (blended with the rig's own blend values): the bounds from
+    /// joints contain every vertex (where they hold: the shear cap's sheared joint has none for
+    /// DQS, CoR and blended), and for DQS the LBS union alone would not (the reach term is
+    /// needed: DQS keeps the volume LBS loses).
     #[test]
     fn bounds_contain_the_kernels_pose_on_the_built_in_rigs() {
         let mut lbs_union_missed_dqs = false;
@@ -304,11 +315,16 @@ mod tests {
                 .clone()
                 .with_rotation_centers(centers)
                 .expect("centers fit");
+            // The rig's own values (DQS on the moving joint, half and half on the ring).
+            let with_blend = plain
+                .clone()
+                .with_blend_values(fixture.dq_blend_values())
+                .expect("blend values fit");
             for method in SkinningMethod::ALL {
-                let mesh = if method == SkinningMethod::CenterOfRotation {
-                    &with_centers
-                } else {
-                    &plain
+                let mesh = match method {
+                    SkinningMethod::CenterOfRotation => &with_centers,
+                    SkinningMethod::Blended => &with_blend,
+                    SkinningMethod::Linear | SkinningMethod::DualQuaternion => &plain,
                 };
                 let joint_bounds = JointBounds::new(mesh);
                 for angle_deg in ANGLES_DEG {

@@ -1,7 +1,8 @@
-//! skinblend in Bevy: dual quaternion (DQS) and centers-of-rotation (CoR) skinning for the
-//! skinned meshes Bevy's own glTF loader loads, CPU-posed vertices on demand and bounds that
-//! follow the animation (so frustum culling sees the mesh where it is drawn), and up to 8
-//! influences and more than 256 joints per skin.
+//! skinblend in Bevy: dual quaternion (DQS), centers-of-rotation (CoR) and blended (LBS and DQS
+//! mixed per vertex, [`SkinningMethod::Blended`] with the file's `_SKINBLEND_DQ_BLEND` or a
+//! [`DqBlend`]) skinning for the skinned meshes Bevy's own glTF loader loads, CPU-posed
+//! vertices on demand and bounds that follow the animation (so frustum culling sees the mesh
+//! where it is drawn), and up to 8 influences and more than 256 joints per skin.
 //!
 //! # Use
 //! ```no_run
@@ -27,9 +28,10 @@
 //! loaded:
 //! - its `Mesh3d` becomes a copy of the mesh (made once per mesh asset, shared by every entity
 //!   that draws it) with `JOINTS_0`/`WEIGHTS_0` moved to skinblend's attributes
-//!   ([`ATTRIBUTE_SKINBLEND_JOINTS_0`], ...), with `JOINTS_1`/`WEIGHTS_1` and `_SKINBLEND_COR`
-//!   from the file when it has them (Bevy's loader drops them; the plugin's glTF extension
-//!   handler reads them during the same load). The asset Bevy loaded is not changed.
+//!   ([`ATTRIBUTE_SKINBLEND_JOINTS_0`], ...), with `JOINTS_1`/`WEIGHTS_1`, `_SKINBLEND_COR` and
+//!   `_SKINBLEND_DQ_BLEND` from the file when it has them (Bevy's loader drops them; the
+//!   plugin's glTF extension handler reads them during the same load). The asset Bevy loaded
+//!   is not changed.
 //! - its `MeshMaterial3d<StandardMaterial>` becomes a [`SkinblendMaterial`] (the same
 //!   `StandardMaterial`, extended with skinblend's vertex shaders for the main pass, the
 //!   prepass and the shadow maps: every pass draws the same skinned mesh);
@@ -44,8 +46,8 @@
 //!
 //! Remove the [`SkinningMethod`] and all of that is given back. A mesh the plugin refuses
 //! (morph targets, a material that is not a `StandardMaterial`, more than 65,535 joints, data
-//! the core rejects) is left to Bevy with a warning naming the entity and the limit; nothing
-//! panics.
+//! the core rejects, blended without valid blend values) is left to Bevy with a warning naming
+//! the entity and the limit; nothing panics.
 //!
 //! # Each frame (`PostUpdate`, after transform propagation, before visibility)
 //! Skin matrices `mesh_from_bind = mesh_from_world · world_from_joint · joint_from_bind` (the
@@ -62,6 +64,7 @@
 #![warn(missing_docs)]
 
 mod cache;
+mod dq_blend;
 mod frame;
 mod gltf_extras;
 mod joint_bounds;
@@ -83,15 +86,17 @@ use bevy::transform::TransformSystems;
 
 pub use gltf_extras::{SkinblendGltfExtras, SkinblendPrimitiveExtras};
 pub use material::{
-    library_wgsl, SkinblendExtension, SkinblendMaterial, SkinblendMaterialKey, COR_PALETTE_BINDING,
-    DUAL_QUAT_PALETTE_BINDING, LINEAR_PALETTE_BINDING, VERTEX_SHADER,
+    library_wgsl, SkinblendExtension, SkinblendMaterial, SkinblendMaterialKey,
+    BLENDED_PALETTE_BINDING, COR_PALETTE_BINDING, DQ_BLEND_BINDING, DUAL_QUAT_PALETTE_BINDING,
+    LINEAR_PALETTE_BINDING, VERTEX_SHADER,
 };
 pub use mesh_data::{
-    prepare_mesh, MeshRefusal, PreparedMesh, ATTRIBUTE_SKINBLEND_JOINTS_0,
-    ATTRIBUTE_SKINBLEND_JOINTS_1, ATTRIBUTE_SKINBLEND_ROTATION_CENTER,
-    ATTRIBUTE_SKINBLEND_WEIGHTS_0, ATTRIBUTE_SKINBLEND_WEIGHTS_1, MAX_INFLUENCES,
+    prepare_mesh, MeshRefusal, PreparedMesh, ATTRIBUTE_SKINBLEND_DQ_BLEND,
+    ATTRIBUTE_SKINBLEND_JOINTS_0, ATTRIBUTE_SKINBLEND_JOINTS_1,
+    ATTRIBUTE_SKINBLEND_ROTATION_CENTER, ATTRIBUTE_SKINBLEND_WEIGHTS_0,
+    ATTRIBUTE_SKINBLEND_WEIGHTS_1, MAX_INFLUENCES,
 };
-pub use method::{CpuPose, CpuPoseNormals, PosedPicking, SkinningMethod};
+pub use method::{CpuPose, CpuPoseNormals, DqBlend, PosedPicking, SkinningMethod};
 pub use pose::{pose_into, PosedMesh, BOUNDS_PADDING_RELATIVE};
 pub use skinned::SkinblendSkinned;
 
@@ -122,6 +127,7 @@ impl Plugin for SkinblendPlugin {
             }));
         app.insert_resource(extras)
             .register_type::<SkinningMethod>()
+            .register_type::<DqBlend>()
             .register_type::<CpuPose>()
             .register_type::<CpuPoseNormals>()
             .register_type::<PosedPicking>()

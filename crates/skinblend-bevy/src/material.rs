@@ -1,6 +1,7 @@
 //! The material the plugin puts on a skinned entity: the entity's own `StandardMaterial`
-//! extended with skinblend's vertex shader (main pass, prepass and shadows) and the three
-//! palettes (one storage buffer per method, every entity's joints one after the other).
+//! extended with skinblend's vertex shader (main pass, prepass and shadows), the three palettes
+//! (one storage buffer per layout, every entity's joints one after the other; CoR and blended
+//! share one) and the blend constant of `Blended`.
 
 use bevy::asset::{uuid_handle, Handle};
 use bevy::mesh::MeshVertexBufferLayoutRef;
@@ -14,10 +15,10 @@ use bevy::render::render_resource::{
 };
 use bevy::render::storage::ShaderBuffer;
 use bevy::shader::{Shader, ShaderRef};
-use skinblend_gpu::wgsl::{COR_WGSL, DUAL_QUAT_WGSL, LINEAR_WGSL, SKINNING_WGSL};
+use skinblend_gpu::wgsl::{BLENDED_WGSL, COR_WGSL, DUAL_QUAT_WGSL, LINEAR_WGSL, SKINNING_WGSL};
 
 use crate::mesh_data::{
-    ATTRIBUTE_SKINBLEND_JOINTS_0, ATTRIBUTE_SKINBLEND_JOINTS_1,
+    ATTRIBUTE_SKINBLEND_DQ_BLEND, ATTRIBUTE_SKINBLEND_JOINTS_0, ATTRIBUTE_SKINBLEND_JOINTS_1,
     ATTRIBUTE_SKINBLEND_ROTATION_CENTER, ATTRIBUTE_SKINBLEND_WEIGHTS_0,
     ATTRIBUTE_SKINBLEND_WEIGHTS_1,
 };
@@ -37,11 +38,17 @@ pub const LINEAR_PALETTE_BINDING: u32 = 100;
 pub const DUAL_QUAT_PALETTE_BINDING: u32 = 101;
 /// See [`LINEAR_PALETTE_BINDING`].
 pub const COR_PALETTE_BINDING: u32 = 102;
+/// The CoR palette buffer again, under the name skinblend's blended WGSL reads
+/// (`skin_blended_palette`): blended's entries have CoR's layout and live in its buffer.
+pub const BLENDED_PALETTE_BINDING: u32 = 103;
+/// The blend constant of `Blended` (a uniform `vec4<f32>`, x the value), for meshes without the
+/// file's `_SKINBLEND_DQ_BLEND`.
+pub const DQ_BLEND_BINDING: u32 = 104;
 
 /// The skinning half of [`SkinblendMaterial`]: the three palettes (shared by every entity; an
-/// entity's joints start at its `MeshTag` in its method's palette) and the method its pipelines
-/// are specialized for. Every palette buffer holds at least one joint (a binding cannot be
-/// empty).
+/// entity's joints start at its `MeshTag` in its method's palette), the blend constant and the
+/// method its pipelines are specialized for. Every palette buffer holds at least one joint (a
+/// binding cannot be empty).
 #[derive(Asset, AsBindGroup, Reflect, Debug, Clone)]
 #[bind_group_data(SkinblendMaterialKey)]
 pub struct SkinblendExtension {
@@ -54,6 +61,13 @@ pub struct SkinblendExtension {
     /// CoR joints, `skinblend_gpu::GpuCorJoint` (144 bytes each).
     #[storage(102, read_only, visibility(vertex))]
     pub cor_palette: Handle<ShaderBuffer>,
+    /// The CoR palette buffer (`cor_palette`) again: blended's joints, `GpuCorJoint` too.
+    #[storage(103, read_only, visibility(vertex))]
+    pub blended_palette: Handle<ShaderBuffer>,
+    /// `Blended`'s value for every vertex (x; 0 = LBS, 1 = DQS) where the mesh has no
+    /// `_SKINBLEND_DQ_BLEND` attribute; unused otherwise.
+    #[uniform(104)]
+    pub dq_blend: Vec4,
     /// The method the shaders run.
     #[reflect(ignore)]
     pub method: SkinningMethod,
@@ -73,12 +87,24 @@ impl From<&SkinblendExtension> for SkinblendMaterialKey {
     }
 }
 
-/// The method's shader def (see `shaders/skin_vertex.wgsl`).
-fn method_def(method: SkinningMethod) -> &'static str {
+/// The method's shader defs (see `shaders/skin_vertex.wgsl`): the method, the blends it
+/// evaluates (`SKINBLEND_LINEAR_BLEND`, `SKINBLEND_DUAL_QUAT_BLEND`) and whether its entries are
+/// in the CoR palette (`SKINBLEND_COR_PALETTE`).
+fn method_defs(method: SkinningMethod) -> &'static [&'static str] {
     match method {
-        SkinningMethod::Linear => "SKINBLEND_LINEAR",
-        SkinningMethod::DualQuaternion => "SKINBLEND_DUAL_QUATERNION",
-        SkinningMethod::CenterOfRotation => "SKINBLEND_CENTER_OF_ROTATION",
+        SkinningMethod::Linear => &["SKINBLEND_LINEAR", "SKINBLEND_LINEAR_BLEND"],
+        SkinningMethod::DualQuaternion => {
+            &["SKINBLEND_DUAL_QUATERNION", "SKINBLEND_DUAL_QUAT_BLEND"]
+        }
+        SkinningMethod::CenterOfRotation => {
+            &["SKINBLEND_CENTER_OF_ROTATION", "SKINBLEND_COR_PALETTE"]
+        }
+        SkinningMethod::Blended => &[
+            "SKINBLEND_BLENDED",
+            "SKINBLEND_LINEAR_BLEND",
+            "SKINBLEND_DUAL_QUAT_BLEND",
+            "SKINBLEND_COR_PALETTE",
+        ],
     }
 }
 
@@ -95,7 +121,7 @@ impl MaterialExtension for SkinblendExtension {
         VERTEX_SHADER.into()
     }
 
-    /// Adds skinblend's attributes (locations 10 to 14) to the vertex buffer Bevy's main or
+    /// Adds skinblend's attributes (locations 10 to 15) to the vertex buffer Bevy's main or
     /// prepass pipeline laid out, and the method's and the mesh's shader defs.
     fn specialize(
         _pipeline: &MaterialExtensionPipeline,
@@ -107,20 +133,30 @@ impl MaterialExtension for SkinblendExtension {
             ATTRIBUTE_SKINBLEND_JOINTS_0.at_shader_location(10),
             ATTRIBUTE_SKINBLEND_WEIGHTS_0.at_shader_location(11),
         ];
+        let method = key.bind_group_data.method;
         let defs = &mut descriptor.vertex.shader_defs;
-        defs.push(method_def(key.bind_group_data.method).into());
-        if layout.0.contains(ATTRIBUTE_SKINBLEND_JOINTS_1)
-            && layout.0.contains(ATTRIBUTE_SKINBLEND_WEIGHTS_1)
-        {
+        defs.extend(method_defs(method).iter().map(|&def| def.into()));
+        let eight = layout.0.contains(ATTRIBUTE_SKINBLEND_JOINTS_1)
+            && layout.0.contains(ATTRIBUTE_SKINBLEND_WEIGHTS_1);
+        if eight {
             attributes.push(ATTRIBUTE_SKINBLEND_JOINTS_1.at_shader_location(12));
             attributes.push(ATTRIBUTE_SKINBLEND_WEIGHTS_1.at_shader_location(13));
             defs.push("SKINBLEND_EIGHT_INFLUENCES".into());
         }
-        if key.bind_group_data.method == SkinningMethod::CenterOfRotation
+        // Blended's entries are in the CoR palette, which the library's four-influence LBS and
+        // DQS functions do not read: it blends slot by slot, as eight influences do.
+        if eight || method == SkinningMethod::Blended {
+            defs.push("SKINBLEND_SLOT_LOOP".into());
+        }
+        if method == SkinningMethod::CenterOfRotation
             && layout.0.contains(ATTRIBUTE_SKINBLEND_ROTATION_CENTER)
         {
             attributes.push(ATTRIBUTE_SKINBLEND_ROTATION_CENTER.at_shader_location(14));
             defs.push("SKINBLEND_ROTATION_CENTERS".into());
+        }
+        if method == SkinningMethod::Blended && layout.0.contains(ATTRIBUTE_SKINBLEND_DQ_BLEND) {
+            attributes.push(ATTRIBUTE_SKINBLEND_DQ_BLEND.at_shader_location(15));
+            defs.push("SKINBLEND_DQ_BLEND_VALUES".into());
         }
         let added = layout.0.get_layout(&attributes)?;
         // Bevy's mesh pipelines lay out one interleaved vertex buffer.
@@ -131,16 +167,18 @@ impl MaterialExtension for SkinblendExtension {
     }
 }
 
-/// skinblend's WGSL library as Bevy's material shaders include it: the three palettes declared
-/// in the material's bind group, then the library's files (the same text `skinblend shaders`
-/// exports and the compute kernels run), then the plugin's per-vertex code.
+/// skinblend's WGSL library as Bevy's material shaders include it: the palettes and the blend
+/// constant declared in the material's bind group, then the library's files (the same text
+/// `skinblend shaders` exports and the compute kernels run), then the plugin's per-vertex code.
 #[must_use]
 pub fn library_wgsl() -> String {
     format!(
         "@group(#{{MATERIAL_BIND_GROUP}}) @binding({LINEAR_PALETTE_BINDING}) var<storage, read> skin_linear_palette: array<SkinAffine>;\n\
          @group(#{{MATERIAL_BIND_GROUP}}) @binding({DUAL_QUAT_PALETTE_BINDING}) var<storage, read> skin_dual_quat_palette: array<SkinDualQuatJoint>;\n\
          @group(#{{MATERIAL_BIND_GROUP}}) @binding({COR_PALETTE_BINDING}) var<storage, read> skin_cor_palette: array<SkinCorJoint>;\n\
-         {SKINNING_WGSL}\n{LINEAR_WGSL}\n{DUAL_QUAT_WGSL}\n{COR_WGSL}\n{}\n",
+         @group(#{{MATERIAL_BIND_GROUP}}) @binding({BLENDED_PALETTE_BINDING}) var<storage, read> skin_blended_palette: array<SkinCorJoint>;\n\
+         @group(#{{MATERIAL_BIND_GROUP}}) @binding({DQ_BLEND_BINDING}) var<uniform> skin_dq_blend_constant: vec4<f32>;\n\
+         {SKINNING_WGSL}\n{LINEAR_WGSL}\n{DUAL_QUAT_WGSL}\n{COR_WGSL}\n{BLENDED_WGSL}\n{}\n",
         include_str!("shaders/skin_vertex.wgsl")
     )
 }

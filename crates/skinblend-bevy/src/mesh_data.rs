@@ -44,6 +44,14 @@ pub const ATTRIBUTE_SKINBLEND_ROTATION_CENTER: MeshVertexAttribute = MeshVertexA
     VertexFormat::Float32x4,
 );
 
+/// The blend value of [`crate::SkinningMethod::Blended`] (0 = LBS, 1 = DQS, in `[0, 1]`), glTF
+/// `_SKINBLEND_DQ_BLEND`; location 15. Only on meshes whose file has valid values.
+pub const ATTRIBUTE_SKINBLEND_DQ_BLEND: MeshVertexAttribute = MeshVertexAttribute::new(
+    "Skinblend_Dq_Blend",
+    0x5b1e_b1e0_0000_0015,
+    VertexFormat::Float32,
+);
+
 /// The largest number of influences per vertex the plugin skins (two glTF sets of four).
 pub const MAX_INFLUENCES: usize = 8;
 
@@ -84,6 +92,11 @@ pub struct PreparedMesh {
     pub influences_per_vertex: usize,
     /// Whether the centers of rotation came with the file (`_SKINBLEND_COR`).
     pub centers_from_file: bool,
+    /// The file's blend values (`_SKINBLEND_DQ_BLEND`): `Ok(true)` when the file has them and
+    /// they are valid (then `cpu` and `render_mesh` carry them), `Ok(false)` when it has none,
+    /// `Err` naming the fault (a value outside `[0, 1]` or NaN, or another count than the
+    /// vertices): only [`crate::SkinningMethod::Blended`] refuses such a mesh.
+    pub blend_values_from_file: Result<bool, skinblend::SkinError>,
     /// The triangles (for computing centers of rotation), `[a, b, c]` vertex indices.
     pub triangles: Arc<Vec<[u32; 3]>>,
 }
@@ -104,7 +117,8 @@ fn float3(
 
 /// Builds the render mesh and the CPU mesh of `source` (a skinned mesh from Bevy's glTF loader)
 /// for a skin of `joint_count` joints, with `extras` (the second influence set and the centers
-/// of rotation of the file) when there are any. O(vertices); allocates both meshes.
+/// of rotation and the blend values of the file) when there are any. O(vertices); allocates
+/// both meshes.
 ///
 /// # Errors
 /// A [`MeshRefusal`] naming the attribute or the limit.
@@ -213,6 +227,14 @@ pub fn prepare_mesh(
             .collect();
         cpu = cpu.with_rotation_centers(core)?;
     }
+    let file_blend = extras.and_then(|e| e.dq_blend.as_ref());
+    // A fault in the file's values is Blended's refusal only: the other methods skin the mesh.
+    let blend_values_from_file = file_blend.map_or(Ok(false), |values| {
+        check_blend_values(values, vertices).map(|()| true)
+    });
+    if let (Ok(true), Some(values)) = (&blend_values_from_file, file_blend) {
+        cpu = cpu.with_blend_values(values.clone())?;
+    }
 
     let mut render_mesh = source.clone();
     render_mesh.remove_attribute(Mesh::ATTRIBUTE_JOINT_INDEX);
@@ -232,13 +254,36 @@ pub fn prepare_mesh(
     if let Some(centers) = centers {
         render_mesh.insert_attribute(ATTRIBUTE_SKINBLEND_ROTATION_CENTER, gpu_centers(centers));
     }
+    if let (Ok(true), Some(values)) = (&blend_values_from_file, file_blend) {
+        render_mesh.insert_attribute(ATTRIBUTE_SKINBLEND_DQ_BLEND, values.clone());
+    }
     Ok(PreparedMesh {
         render_mesh,
         cpu: Arc::new(cpu),
         influences_per_vertex: k,
         centers_from_file: centers.is_some(),
+        blend_values_from_file,
         triangles: Arc::new(triangles(source, vertices)),
     })
+}
+
+/// The core's errors for blend values that [`SkinMesh::with_blend_values`] would refuse: another
+/// count than `vertices`, or a value that is NaN or outside `[0, 1]` (the first one).
+fn check_blend_values(values: &[f32], vertices: usize) -> Result<(), skinblend::SkinError> {
+    if values.len() != vertices {
+        return Err(skinblend::SkinError::AttributeLength {
+            attribute: "_SKINBLEND_DQ_BLEND",
+            expected: vertices,
+            found: values.len(),
+        });
+    }
+    match values.iter().position(|v| !(0.0..=1.0).contains(v)) {
+        None => Ok(()),
+        Some(vertex) => Err(skinblend::SkinError::InvalidBlendValue {
+            vertex,
+            value: values[vertex],
+        }),
+    }
 }
 
 /// The file's centers as the GPU reads them: w exactly 1 or 0 (any other w: no center), never NaN.

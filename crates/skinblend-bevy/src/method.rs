@@ -24,11 +24,22 @@ pub enum SkinningMethod {
     /// computed once per mesh in the background; until they are ready the mesh is skinned by DQS
     /// (as a vertex without a center always is).
     CenterOfRotation,
+    /// LBS and DQS blended per vertex by a blend value `b` in `[0, 1]` (0 = LBS, 1 = DQS):
+    /// `v' = (1 − b)·LBS(v) + b·DQS(v)`, normals and tangents as the core blends them (see
+    /// docs/blended.md). The values come from the file's `_SKINBLEND_DQ_BLEND` attribute, else
+    /// from a [`DqBlend`] at or above the entity; with neither (or an invalid [`DqBlend`]) the
+    /// mesh stays with Bevy's skinning, with one warning naming the entity.
+    Blended,
 }
 
 impl SkinningMethod {
     /// Every method, in the order of the `skinblend` core's list.
-    pub const ALL: [Self; 3] = [Self::Linear, Self::DualQuaternion, Self::CenterOfRotation];
+    pub const ALL: [Self; 4] = [
+        Self::Linear,
+        Self::DualQuaternion,
+        Self::CenterOfRotation,
+        Self::Blended,
+    ];
 
     /// The core's method.
     #[must_use]
@@ -37,19 +48,26 @@ impl SkinningMethod {
             Self::Linear => skinblend::Method::Linear,
             Self::DualQuaternion => skinblend::Method::DualQuaternion,
             Self::CenterOfRotation => skinblend::Method::CenterOfRotation,
+            Self::Blended => skinblend::Method::Blended,
         }
     }
 
-    /// A short name for labels and logs (`"LBS"`, `"DQS"`, `"CoR"`).
+    /// A short name for labels and logs: the core's [`skinblend::Method::label`] (`"LBS"`,
+    /// `"DQS"`, `"CoR"`, `"Blend"`).
     #[must_use]
     pub fn short_name(self) -> &'static str {
-        match self {
-            Self::Linear => "LBS",
-            Self::DualQuaternion => "DQS",
-            Self::CenterOfRotation => "CoR",
-        }
+        self.core().label()
     }
 }
+
+/// The blend value of [`SkinningMethod::Blended`] for every vertex of the skinned meshes at and
+/// below this entity (found as [`SkinningMethod`] is) whose file gives none
+/// (`_SKINBLEND_DQ_BLEND` wins where the file has it): 0 = LBS, 1 = DQS, in `[0, 1]`. A NaN or
+/// a value outside `[0, 1]` leaves the mesh with Bevy's skinning, with one warning naming the
+/// entity. Change it at any time.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Default, Reflect)]
+#[reflect(Component, Debug, Clone, PartialEq, Default)]
+pub struct DqBlend(pub f32);
 
 /// Asks for a CPU pose (a [`crate::PosedMesh`] refreshed each frame: posed positions, and the
 /// `Aabb` their bounds) of the skinned meshes at and below this entity (found as
@@ -90,7 +108,6 @@ pub(crate) fn nearest<C: Component + Copy>(
     }
 }
 
-/// The plugin's method for a core method; `Err(())` for a core method the plugin does not draw.
 /// What the markers at or above a skinned entity ask the CPU for.
 #[derive(SystemParam)]
 pub(crate) struct CpuPoseRequests<'w, 's> {
@@ -111,6 +128,7 @@ impl CpuPoseRequests<'_, '_> {
     }
 }
 
+/// The plugin's method for a core method; `Err(())` for a core method the plugin does not draw.
 impl TryFrom<skinblend::Method> for SkinningMethod {
     type Error = ();
     fn try_from(method: skinblend::Method) -> Result<Self, ()> {

@@ -204,11 +204,7 @@ impl SkinState {
             return Ok(());
         };
         pose_into(&self.cpu, prepared, posed, normals)?;
-        posed.method = Some(match prepared.method() {
-            skinblend::Method::Linear => SkinningMethod::Linear,
-            skinblend::Method::CenterOfRotation => SkinningMethod::CenterOfRotation,
-            _ => SkinningMethod::DualQuaternion,
-        });
+        posed.method = SkinningMethod::try_from(prepared.method()).ok();
         posed.frame += 1;
         Ok(())
     }

@@ -48,6 +48,7 @@ pub(crate) fn collect(cached: &mut CachedMesh, meshes: &mut Assets<Mesh>) {
         Ok((mesh, centers)) => {
             cached.joint_bounds = Arc::new(JointBounds::new(&mesh));
             cached.cpu = Arc::new(mesh);
+            cached.constant_blend_meshes.clear();
             if let Some(mut render) = meshes.get_mut(&cached.render_mesh) {
                 render.insert_attribute(
                     ATTRIBUTE_SKINBLEND_ROTATION_CENTER,

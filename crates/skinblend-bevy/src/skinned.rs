@@ -6,6 +6,7 @@ use bevy::prelude::*;
 use skinblend::SkinMesh;
 use skinblend_gpu::GpuPalette;
 
+use crate::dq_blend::BlendSource;
 use crate::pose::{PosedMesh, SkinState};
 use crate::SkinningMethod;
 
@@ -18,6 +19,8 @@ pub struct SkinblendSkinned {
     /// Whether Bevy kept its bounds from joints (`DynamicSkinnedMeshBounds`), given back with it.
     pub(crate) dynamic_bounds: bool,
     pub(crate) method: SkinningMethod,
+    /// Where `Blended` takes its blend values from (`None` for the other methods).
+    pub(crate) blend: Option<BlendSource>,
     /// Whether a CPU pose was asked for ([`crate::CpuPose`] or a marker that implies it).
     pub(crate) cpu_pose: bool,
     /// Whether posed normals were asked for ([`crate::CpuPoseNormals`]).

@@ -1,6 +1,7 @@
 //! Taking over Bevy's skinning: skinned mesh entities under a [`SkinningMethod`] get the
 //! plugin's render mesh, material and state (or a warning naming the entity and the limit,
-//! never a panic), follow method changes, and are given back to Bevy when the method is gone.
+//! never a panic), follow method and blend-value changes, and are given back to Bevy when the
+//! method is gone (or is `Blended` without blend values).
 
 use bevy::camera::primitives::{Aabb, MeshAabb};
 use bevy::camera::visibility::{DynamicSkinnedMeshBounds, NoAutoAabb};
@@ -13,11 +14,12 @@ use bevy::prelude::*;
 use skinblend_gpu::GpuPalette;
 
 use crate::cache::{material_for, with_no_centers, CachedMesh, Centers, SkinblendCache};
+use crate::dq_blend::{blend_source, cpu_mesh_for, warn_once, BlendSource};
 use crate::gltf_extras::SkinblendGltfExtras;
 use crate::joint_bounds::JointBounds;
 use crate::material::SkinblendMaterial;
 use crate::mesh_data::prepare_mesh;
-use crate::method::{nearest, CpuPoseRequests};
+use crate::method::{nearest, CpuPoseRequests, DqBlend};
 use crate::picking::PickingMesh;
 use crate::pose::{PosedMesh, SkinState};
 use crate::rotation_centers;
@@ -29,7 +31,9 @@ use crate::SkinningMethod;
 /// `SkinnedMesh` moves into [`SkinblendSkinned`] (so Bevy's skinning and its joint limit stay
 /// out), and they get an `Aabb` the plugin keeps, a `MeshTag`, and a [`PosedMesh`] where a
 /// CPU pose is asked for ([`crate::CpuPose`] and the markers that imply it). Refused
-/// meshes are left to Bevy with one warning naming the entity and the limit.
+/// meshes are left to Bevy with one warning naming the entity and the limit; under
+/// [`SkinningMethod::Blended`] without blend values (the file's or a valid [`DqBlend`]) too,
+/// looked at again when a [`DqBlend`] changes.
 // Bevy systems state their queries in their signatures.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub(crate) fn take_over(
@@ -47,7 +51,9 @@ pub(crate) fn take_over(
     >,
     added: Query<(), Or<(Added<SkinnedMesh>, Added<Mesh3d>)>>,
     method_changes: Query<(), Or<(Changed<SkinningMethod>, Added<SkinningMethod>)>>,
+    blend_changes: Query<(), Changed<DqBlend>>,
     methods: Query<&SkinningMethod>,
+    dq_blends: Query<&DqBlend>,
     parents: Query<&ChildOf>,
     mut meshes: ResMut<Assets<Mesh>>,
     inverse_bindposes: Res<Assets<SkinnedMeshInverseBindposes>>,
@@ -57,8 +63,9 @@ pub(crate) fn take_over(
     requests: CpuPoseRequests,
 ) {
     // Scan only when something that could change the answer happened (a new skinned mesh, a
-    // method placed or changed, or an earlier candidate still waiting for its assets).
-    if added.is_empty() && method_changes.is_empty() && !cache.waiting {
+    // method or blend constant placed or changed, or an earlier candidate still waiting for its
+    // assets).
+    if added.is_empty() && method_changes.is_empty() && blend_changes.is_empty() && !cache.waiting {
         return;
     }
     let cache = &mut *cache;
@@ -128,6 +135,8 @@ pub(crate) fn take_over(
                             joint_bounds,
                             triangles: prepared.triangles,
                             centers,
+                            blend_values_from_file: prepared.blend_values_from_file,
+                            constant_blend_meshes: Default::default(),
                         },
                     );
                 }
@@ -138,8 +147,19 @@ pub(crate) fn take_over(
                 }
             }
         }
-        let Some(cached) = cache.meshes.get(&mesh_id) else {
+        let Some(cached) = cache.meshes.get_mut(&mesh_id) else {
             continue;
+        };
+        let blend = if method == SkinningMethod::Blended {
+            match blend_source(cached, nearest(entity, &dq_blends, &parents)) {
+                Ok(source) => Some(source),
+                Err(problem) => {
+                    warn_once(&mut cache.blend_refused, entity, problem);
+                    continue;
+                }
+            }
+        } else {
+            None
         };
         let Some(skin_material) = material_for(
             &mut cache.materials,
@@ -148,14 +168,16 @@ pub(crate) fn take_over(
             &standard_materials,
             &material.0,
             method,
+            blend.map_or(0.0, BlendSource::constant),
         ) else {
             cache.waiting = true; // the StandardMaterial is still loading
             continue;
         };
+        cache.blend_refused.remove(&entity);
         let skin = SkinState::new(
             skinned.joints.clone(),
             ibms,
-            cached.cpu.clone(),
+            cpu_mesh_for(cached, blend),
             cached.joint_bounds.clone(),
         );
         let (cpu_pose, normals) = requests.of(entity);
@@ -183,6 +205,7 @@ pub(crate) fn take_over(
                     source_skin: skinned.clone(),
                     dynamic_bounds,
                     method,
+                    blend,
                     cpu_pose,
                     normals,
                     gpu: GpuPalette::Linear(Vec::new()),
@@ -197,9 +220,11 @@ pub(crate) fn take_over(
     }
 }
 
-/// Follows method changes (swapping the material) and CPU-pose requests (adding or removing the
-/// [`PosedMesh`]), gives entities back to Bevy when their method is gone, starts centers of
-/// rotation where CoR is first used, and collects the finished ones.
+/// Follows method and blend-constant changes (swapping the material and the CPU mesh) and
+/// CPU-pose requests (adding or removing the [`PosedMesh`]), gives entities back to Bevy when
+/// their method is gone or is [`SkinningMethod::Blended`] without blend values (one warning
+/// naming the entity), starts centers of rotation where CoR is first used, and collects the
+/// finished ones.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn follow_methods(
     mut commands: Commands,
@@ -211,6 +236,7 @@ pub(crate) fn follow_methods(
         Has<PosedMesh>,
     )>,
     methods: Query<&SkinningMethod>,
+    dq_blends: Query<&DqBlend>,
     requests: CpuPoseRequests,
     parents: Query<&ChildOf>,
     mut materials: ResMut<Assets<SkinblendMaterial>>,
@@ -225,33 +251,34 @@ pub(crate) fn follow_methods(
         let Some(cached) = cache.meshes.get_mut(&state.source_mesh.id()) else {
             continue;
         };
-        if !Arc::ptr_eq(&state.skin.cpu, &cached.cpu) {
-            state.skin.cpu = cached.cpu.clone();
-            state.skin.joint_bounds = cached.joint_bounds.clone();
-        }
-        (state.cpu_pose, state.normals) = requests.of(entity);
         let Some(method) = nearest(entity, &methods, &parents) else {
-            // Given back: Bevy's mesh, material, skin and bounds, as they were.
-            let mut entity_commands = commands.entity(entity);
-            if state.dynamic_bounds {
-                entity_commands.insert(DynamicSkinnedMeshBounds);
-            }
-            entity_commands
-                .remove::<(
-                    SkinblendSkinned,
-                    MeshMaterial3d<SkinblendMaterial>,
-                    PosedMesh,
-                    NoAutoAabb,
-                    Aabb,
-                )>()
-                .remove::<(PickingMesh, SimplifiedMesh, MeshTag)>()
-                .insert((
-                    Mesh3d(state.source_mesh.clone()),
-                    MeshMaterial3d(state.source_material.clone()),
-                    state.source_skin.clone(),
-                ));
+            give_back(&mut commands, entity, &state);
             continue;
         };
+        let blend = if method == SkinningMethod::Blended {
+            match blend_source(cached, nearest(entity, &dq_blends, &parents)) {
+                Ok(source) => Some(source),
+                Err(problem) => {
+                    warn_once(&mut cache.blend_refused, entity, problem);
+                    give_back(&mut commands, entity, &state);
+                    continue;
+                }
+            }
+        } else {
+            None
+        };
+        // The CPU mesh for the method and blend values (a constant's copy is kept while the
+        // constant is; the shared mesh is followed when the centers of rotation arrive).
+        let keeps_constant = matches!(blend, Some(BlendSource::Constant(value))
+            if state.skin.cpu.blend_values() == Some(skinblend::BlendValues::Uniform(value)));
+        if !keeps_constant {
+            let cpu = cpu_mesh_for(cached, blend);
+            if !Arc::ptr_eq(&state.skin.cpu, &cpu) {
+                state.skin.cpu = cpu;
+                state.skin.joint_bounds = cached.joint_bounds.clone();
+            }
+        }
+        (state.cpu_pose, state.normals) = requests.of(entity);
         match (state.cpu_pose, has_posed) {
             (true, false) => {
                 commands.entity(entity).insert(PosedMesh::default());
@@ -264,7 +291,7 @@ pub(crate) fn follow_methods(
         if method == SkinningMethod::CenterOfRotation {
             rotation_centers::request(cached);
         }
-        if method != state.method {
+        if method != state.method || blend != state.blend {
             if let Some(handle) = material_for(
                 &mut cache.materials,
                 &cache.palettes,
@@ -272,10 +299,34 @@ pub(crate) fn follow_methods(
                 &standard_materials,
                 &state.source_material,
                 method,
+                blend.map_or(0.0, BlendSource::constant),
             ) {
                 material.0 = handle;
                 state.method = method;
+                state.blend = blend;
             }
         }
     }
+}
+
+/// Gives `entity` back to Bevy: its mesh, material, skin and bounds, as they were.
+fn give_back(commands: &mut Commands, entity: Entity, state: &SkinblendSkinned) {
+    let mut entity_commands = commands.entity(entity);
+    if state.dynamic_bounds {
+        entity_commands.insert(DynamicSkinnedMeshBounds);
+    }
+    entity_commands
+        .remove::<(
+            SkinblendSkinned,
+            MeshMaterial3d<SkinblendMaterial>,
+            PosedMesh,
+            NoAutoAabb,
+            Aabb,
+        )>()
+        .remove::<(PickingMesh, SimplifiedMesh, MeshTag)>()
+        .insert((
+            Mesh3d(state.source_mesh.clone()),
+            MeshMaterial3d(state.source_material.clone()),
+            state.source_skin.clone(),
+        ));
 }

@@ -7,7 +7,7 @@ mod support;
 
 use bevy::prelude::*;
 use serde_json::json;
-use skinblend_bevy::{SkinblendSkinned, SkinningMethod};
+use skinblend_bevy::{DqBlend, SkinblendSkinned, SkinningMethod};
 use support::{capture, step};
 
 /// Joints in the skin (Bevy's `MAX_JOINTS` is 256).
@@ -25,6 +25,9 @@ const VIEW_M: f32 = 3.4;
 /// whose coverage flips on it may differ (as in `render.rs`).
 const DIFFERENCE_LEVELS: u8 = 12;
 const MAX_DIFFERING_PIXELS: u32 = SIZE_PX * SIZE_PX / 500;
+/// Blended's value for every vertex (the file has no `_SKINBLEND_DQ_BLEND`): strictly between 0
+/// and 1, so the shader runs both blends and interpolates.
+const DQ_BLEND: f32 = 0.5;
 
 /// The joints of vertex ring `r`: the 8 nearest joints (clamped to the chain), and their
 /// weights, a hat falling off with the distance, normalized.
@@ -199,6 +202,7 @@ fn eight_influences_300_joints_gpu_equals_cpu() {
         Transform::from_xyz(1.0, 2.0, 4.0).looking_at(Vec3::ZERO, Vec3::Y),
     ));
     let root = support::spawn_posed_scene(&mut app, "tube.glb");
+    app.world_mut().entity_mut(root).insert(DqBlend(DQ_BLEND));
     {
         let world = app.world_mut();
         let state = world

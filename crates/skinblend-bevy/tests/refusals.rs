@@ -16,7 +16,10 @@ use bevy::mesh::morph::MorphAttributes;
 use bevy::mesh::skinning::{SkinnedMesh, SkinnedMeshInverseBindposes};
 use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
-use skinblend_bevy::{SkinblendSkinned, SkinningMethod};
+use skinblend_bevy::{
+    prepare_mesh, DqBlend, SkinblendPrimitiveExtras, SkinblendSkinned, SkinningMethod,
+    ATTRIBUTE_SKINBLEND_DQ_BLEND,
+};
 
 /// Every warning logged in this process, as its message.
 static WARNINGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -113,8 +116,32 @@ fn spawn_skinned(
     entity.id()
 }
 
+/// `triangle(1)` under `SkinningMethod::Blended`, with `dq_blend` when given.
+fn spawn_blended(app: &mut App, dq_blend: Option<f32>) -> Entity {
+    let entity = spawn_skinned(app, triangle(1), 2, 2, true);
+    let mut entity_mut = app.world_mut().entity_mut(entity);
+    entity_mut.insert(SkinningMethod::Blended);
+    if let Some(value) = dq_blend {
+        entity_mut.insert(DqBlend(value));
+    }
+    entity
+}
+
+/// The entity's warnings so far.
+fn warnings_about(entity: Entity) -> Vec<String> {
+    let named = format!("entity {entity} ");
+    let warnings = WARNINGS.lock().expect("warnings");
+    warnings
+        .iter()
+        .filter(|w| w.contains(&named))
+        .cloned()
+        .collect()
+}
+
 /// The refusals a user can meet, each left to Bevy with one warning naming the entity and the
-/// limit (however many frames pass), while a good mesh beside them is skinned.
+/// limit (however many frames pass), while a good mesh beside them is skinned; blended without
+/// blend values is given its values later and skinned, and a skinned entity switched to
+/// blended without values goes back to Bevy with one warning.
 fn refused_meshes_warn_once_and_stay_with_bevy() {
     let folder = std::env::temp_dir();
     let mut app = support::app_with(support::test_plugins(&folder, false).set(LogPlugin {
@@ -145,8 +172,21 @@ fn refused_meshes_warn_once_and_stay_with_bevy() {
             spawn_skinned(&mut app, morphed, 2, 2, true),
             "morph targets",
         ),
+        (
+            spawn_blended(&mut app, None),
+            "no _SKINBLEND_DQ_BLEND attribute and no DqBlend",
+        ),
+        (
+            spawn_blended(&mut app, Some(f32::NAN)),
+            "its DqBlend is NaN",
+        ),
+        (
+            spawn_blended(&mut app, Some(1.5)),
+            "its DqBlend is 1.5; a blend value must be in [0, 1]",
+        ),
     ];
     let accepted = spawn_skinned(&mut app, triangle(1), 2, 2, true);
+    let accepted_blended = spawn_blended(&mut app, Some(0.25));
     for _ in 0..10 {
         app.update();
     }
@@ -171,16 +211,93 @@ fn refused_meshes_warn_once_and_stay_with_bevy() {
             "entity {entity} was not left to Bevy's skinning"
         );
     }
+    for good in [accepted, accepted_blended] {
+        assert!(
+            app.world().get::<SkinblendSkinned>(good).is_some(),
+            "the good mesh {good} beside them was not skinned"
+        );
+        assert!(
+            warnings_about(good).is_empty(),
+            "a warning about the good mesh: {warnings:?}"
+        );
+    }
+
+    // Blended without values, given a DqBlend: skinned, with no further warning.
+    let (no_values, _) = cases[cases.len() - 3];
+    app.world_mut().entity_mut(no_values).insert(DqBlend(0.5));
+    for _ in 0..5 {
+        app.update();
+    }
     assert!(
-        app.world().get::<SkinblendSkinned>(accepted).is_some(),
-        "the good mesh beside them was not skinned"
+        app.world().get::<SkinblendSkinned>(no_values).is_some(),
+        "blended with a DqBlend added later was not skinned"
     );
+    assert_eq!(warnings_about(no_values).len(), 1, "one warning in all");
+
+    // A skinned entity switched to blended without values: given back, one warning.
+    app.world_mut()
+        .entity_mut(accepted)
+        .insert(SkinningMethod::Blended);
+    for _ in 0..10 {
+        app.update();
+    }
+    let world = app.world();
     assert!(
-        !warnings
-            .iter()
-            .any(|w| w.contains(&format!("entity {accepted} "))),
-        "a warning about the good mesh: {warnings:?}"
+        world.get::<SkinnedMesh>(accepted).is_some()
+            && world.get::<SkinblendSkinned>(accepted).is_none(),
+        "entity {accepted}, switched to blended without values, was not given back to Bevy"
+    );
+    let about = warnings_about(accepted);
+    assert!(
+        about.len() == 1 && about[0].contains("add a DqBlend"),
+        "entity {accepted}: one warning saying what to do expected, got {about:?}"
     );
 }
 
-skinblend_testkit::test_main!(refused_meshes_warn_once_and_stay_with_bevy);
+/// A file's `_SKINBLEND_DQ_BLEND` as the plugin's glTF handler hands it over: valid values are
+/// carried by both meshes; a value outside `[0, 1]` (or NaN, or another count than the
+/// vertices) is named, and the mesh is still accepted (only blended refuses it, when an entity
+/// asks for blended: `dq_blend::blend_source`) without the values.
+fn file_blend_values_are_checked_and_carried() {
+    let with_values = |dq_blend: Vec<f32>| {
+        let extras = SkinblendPrimitiveExtras {
+            dq_blend: Some(dq_blend),
+            ..Default::default()
+        };
+        prepare_mesh(&triangle(0), 1, Some(&extras)).expect("the mesh is accepted")
+    };
+    let good = with_values(vec![0.0, 0.5, 1.0]);
+    assert_eq!(good.blend_values_from_file, Ok(true));
+    assert_eq!(
+        good.cpu.blend_values(),
+        Some(skinblend::BlendValues::PerVertex(&[0.0, 0.5, 1.0]))
+    );
+    assert!(good
+        .render_mesh
+        .attribute(ATTRIBUTE_SKINBLEND_DQ_BLEND)
+        .is_some());
+    for (values, fault) in [
+        (vec![0.5, 1.5, 0.5], "vertex 1"),
+        (vec![0.5, f32::NAN, 0.5], "vertex 1"),
+        (vec![0.5, 0.5], "expected 3"),
+    ] {
+        let bad = with_values(values.clone());
+        let error = bad
+            .blend_values_from_file
+            .expect_err("an invalid value is named");
+        assert!(
+            error.to_string().contains(fault),
+            "{values:?}: {error} does not name {fault:?}"
+        );
+        assert!(bad.cpu.blend_values().is_none(), "{values:?}: not carried");
+        assert!(bad
+            .render_mesh
+            .attribute(ATTRIBUTE_SKINBLEND_DQ_BLEND)
+            .is_none());
+    }
+}
+
+skinblend_testkit::test_main!(
+    refused_meshes_warn_once_and_stay_with_bevy,
+    file_blend_values_are_checked_and_carried
+);

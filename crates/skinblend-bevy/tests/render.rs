@@ -1,11 +1,13 @@
 //! The plugin as its users meet it, rendered headless (lavapipe in CI): the built-in twist rig,
 //! written as a glTF file and loaded by Bevy's own glTF loader, twisted 180° and drawn with each
-//! method; the silhouette's width at the twisted joint measured in the image; and the DQS image
+//! method; the silhouette's width at the twisted joint measured in the image; and the DQS image,
+//! and the blended image with the rig's blend values from the file (`_SKINBLEND_DQ_BLEND`),
 //! against an image of the mesh skinblend posed on the CPU.
 
 mod support;
 
 use std::f32::consts::PI;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bevy::prelude::*;
 use skinblend::fixtures::{self, REST_RADIUS};
@@ -41,11 +43,24 @@ const LBS_COLLAPSED_MAX_PX: f32 = 0.35;
 const DIFFERENCE_LEVELS: u8 = 12;
 const MAX_DIFFERING_PIXELS: u32 = SIZE_PX * SIZE_PX / 500;
 
-/// Writes the twist rig as a GLB into a scratch folder and returns the folder.
+/// Writes the twist rig as a GLB into a scratch folder, and again with blend values
+/// (`twist-blend.glb`: DQS on the moving joint by skinblend-gltf's joint rule, as `skinblend
+/// dq-blend --dq-joints joint1` writes them), and returns the folder: one per call, as the
+/// tests run at once in one process and each folder is removed when its test ends.
 fn twist_rig_folder() -> skinblend_testkit::ScratchDir {
-    let dir = skinblend_testkit::ScratchDir::new("skinblend-bevy-render");
-    let glb = skinblend_gltf::rigs::to_glb(&fixtures::twist_coarse()).expect("twist rig as GLB");
-    std::fs::write(dir.path().join("twist.glb"), glb).expect("write twist.glb");
+    static FOLDERS: AtomicUsize = AtomicUsize::new(0);
+    let n = FOLDERS.fetch_add(1, Ordering::Relaxed);
+    let dir = skinblend_testkit::ScratchDir::new(&format!("skinblend-bevy-render-{n}"));
+    let fixture = fixtures::twist_coarse();
+    let glb = skinblend_gltf::rigs::to_glb(&fixture).expect("twist rig as GLB");
+    let plain = dir.path().join("twist.glb");
+    std::fs::write(&plain, glb).expect("write twist.glb");
+    let mut model = skinblend_gltf::Model::open(&plain).expect("the rig loads");
+    model
+        .set_dq_blend_from_joints(&[format!("joint{}", fixture.ring_joint).as_str()])
+        .expect("the rig's moving joint");
+    skinblend_gltf::export::write_skinning_attributes(&model, dir.path().join("twist-blend.glb"))
+        .expect("write twist-blend.glb");
     dir
 }
 
@@ -73,6 +88,11 @@ struct Scene {
 /// `shadow_plane`, a blue wall behind it receives its shadow (so an image also compares what
 /// the shadow pass drew).
 fn scene(shadow_plane: bool) -> Option<Scene> {
+    scene_of("twist.glb", shadow_plane)
+}
+
+/// As [`scene`], with the rig from `file` (in [`twist_rig_folder`]).
+fn scene_of(file: &str, shadow_plane: bool) -> Option<Scene> {
     if !support::has_gpu() {
         return None;
     }
@@ -110,7 +130,7 @@ fn scene(shadow_plane: bool) -> Option<Scene> {
             Transform::from_xyz(0.0, 1.0, -0.8),
         ));
     }
-    let root = support::spawn_posed_scene(&mut app, "twist.glb");
+    let root = support::spawn_posed_scene(&mut app, file);
     Some(Scene {
         app,
         target,
@@ -219,7 +239,53 @@ fn dual_quat_image_matches_cpu_posed_mesh() {
     );
 }
 
+/// Blended drawn by the plugin with the file's blend values (vertex attribute 15; the ring where
+/// the joints meet takes half of each method), main pass and shadow, against the CPU-posed
+/// vertices drawn by Bevy; LBS against that shows the comparison can see a difference.
+fn blended_from_the_file_matches_cpu_posed_mesh() {
+    let Some(mut scene) = scene_of("twist-blend.glb", true) else {
+        return;
+    };
+    let linear = render_with(&mut scene, SkinningMethod::Linear);
+    let gpu = render_with(&mut scene, SkinningMethod::Blended);
+    {
+        let world = scene.app.world_mut();
+        let state = world
+            .query::<&SkinblendSkinned>()
+            .iter(world)
+            .next()
+            .expect("the plugin skins the rig");
+        assert!(
+            matches!(
+                state.cpu_mesh().blend_values(),
+                Some(skinblend::BlendValues::PerVertex(_))
+            ),
+            "the file's blend values reached the plugin"
+        );
+    }
+    let cpu = support::cpu_posed_frame(&mut scene.app, &scene.target, SkinningMethod::Blended);
+    let differing = gpu.differing_pixels(&cpu, DIFFERENCE_LEVELS);
+    eprintln!("blended on the GPU against the CPU-posed mesh: {differing} pixels differ by more than {DIFFERENCE_LEVELS} levels");
+    if differing > MAX_DIFFERING_PIXELS {
+        save_on_failure(&gpu, "blend-gpu");
+        save_on_failure(&cpu, "blend-cpu");
+    }
+    assert!(
+        differing <= MAX_DIFFERING_PIXELS,
+        "{differing} pixels differ (at most {MAX_DIFFERING_PIXELS})"
+    );
+    let linear_differing = linear.differing_pixels(&cpu, DIFFERENCE_LEVELS);
+    eprintln!(
+        "LBS on the GPU against the CPU-posed blended mesh: {linear_differing} pixels differ"
+    );
+    assert!(
+        linear_differing > 10 * MAX_DIFFERING_PIXELS,
+        "LBS and the CPU's blended pose differ in only {linear_differing} pixels: the comparison is blind"
+    );
+}
+
 skinblend_testkit::test_main!(
     twist_180_ring_width_per_method,
-    dual_quat_image_matches_cpu_posed_mesh
+    dual_quat_image_matches_cpu_posed_mesh,
+    blended_from_the_file_matches_cpu_posed_mesh
 );

@@ -1,13 +1,24 @@
 // skinblend-bevy: one vertex skinned in mesh space by the method the pipeline was specialized
 // for, with skinblend's WGSL library (`skinning.wgsl`, `linear.wgsl`, `dual_quat.wgsl`,
-// `center_of_rotation.wgsl`, included before this file with the three palettes declared in the
-// material's bind group), used by `vertex.wgsl` in every pass.
+// `center_of_rotation.wgsl`, `blended.wgsl`, included before this file with the palettes and
+// the blend constant declared in the material's bind group), used by `vertex.wgsl` in every pass.
 //
 // Shader defs (set by `SkinblendExtension::specialize`):
-//   SKINBLEND_LINEAR | SKINBLEND_DUAL_QUATERNION | SKINBLEND_CENTER_OF_ROTATION  the method;
+//   SKINBLEND_LINEAR | SKINBLEND_DUAL_QUATERNION | SKINBLEND_CENTER_OF_ROTATION |
+//   SKINBLEND_BLENDED           the method;
+//   SKINBLEND_LINEAR_BLEND      the method evaluates the LBS blend (LBS, blended);
+//   SKINBLEND_DUAL_QUAT_BLEND   the method evaluates the DQS blend (DQS, blended);
+//   SKINBLEND_COR_PALETTE       its entries are in the CoR palette (CoR, and blended, whose
+//                               entries have CoR's layout: the DQS entry beside the LBS matrix);
+//   SKINBLEND_SLOT_LOOP         blend slot by slot over eight influences (a second set, or
+//                               blended: the library's four-influence functions read the LBS
+//                               and DQS palettes);
 //   SKINBLEND_EIGHT_INFLUENCES  the mesh has a second set of joints and weights (JOINTS_1);
 //   SKINBLEND_ROTATION_CENTERS  the mesh has its centers of rotation (CoR without: DQS, as the
-//                               library skins a vertex whose center has w = 0).
+//                               library skins a vertex whose center has w = 0);
+//   SKINBLEND_DQ_BLEND_VALUES   blended, and the mesh has the file's blend values
+//                               (_SKINBLEND_DQ_BLEND); without them every vertex takes the
+//                               material's constant `skin_dq_blend_constant.x`.
 //
 // The entity's joints start at `mesh_functions::get_tag(instance_index)` in its method's palette
 // (the plugin writes that offset into the entity's `MeshTag`): joint j of the skin is entry
@@ -20,9 +31,11 @@ struct SkinblendInfluences {
     joints1: vec4<u32>,
     weights1: vec4<f32>,
     center: vec4<f32>,
+    // Blended's value (0 = LBS, 1 = DQS); unused by the other methods.
+    blend: f32,
 }
 
-// skinblend's vertex attributes (locations 10 to 14, laid out by
+// skinblend's vertex attributes (locations 10 to 15, laid out by
 // `SkinblendExtension::specialize`): the second parameter of both vertex entry points.
 struct SkinblendAttributes {
     @location(10) joints0: vec4<u32>,
@@ -34,19 +47,26 @@ struct SkinblendAttributes {
 #ifdef SKINBLEND_ROTATION_CENTERS
     @location(14) center: vec4<f32>,
 #endif
+#ifdef SKINBLEND_DQ_BLEND_VALUES
+    @location(15) dq_blend: f32,
+#endif
 }
 
 // The vertex's influences, its joints offset by `base` (the entity's `MeshTag`) into the
-// palette; without a second set its weights are 0, without a center its w is 0 (DQS).
+// palette; without a second set its weights are 0, without a center its w is 0 (DQS), without
+// blend values its blend is the material's constant.
 fn skinblend_influences(attributes: SkinblendAttributes, base: u32) -> SkinblendInfluences {
     let offset = vec4<u32>(base);
-    var influences = SkinblendInfluences(attributes.joints0 + offset, attributes.weights0, offset, vec4<f32>(0.0), vec4<f32>(0.0));
+    var influences = SkinblendInfluences(attributes.joints0 + offset, attributes.weights0, offset, vec4<f32>(0.0), vec4<f32>(0.0), skin_dq_blend_constant.x);
 #ifdef SKINBLEND_EIGHT_INFLUENCES
     influences.joints1 = attributes.joints1 + offset;
     influences.weights1 = attributes.weights1;
 #endif
 #ifdef SKINBLEND_ROTATION_CENTERS
     influences.center = attributes.center;
+#endif
+#ifdef SKINBLEND_DQ_BLEND_VALUES
+    influences.blend = attributes.dq_blend;
 #endif
     return influences;
 }
@@ -88,10 +108,19 @@ fn skinblend_summary8(influences: SkinblendInfluences) -> SkinblendWeightSummary
     return SkinblendWeightSummary(sum, pivot);
 }
 
-#ifdef SKINBLEND_LINEAR
-// LBS: the blended skin matrix.
+#ifdef SKINBLEND_LINEAR_BLEND
+// sum + weight * (joint's skin matrix), from the method's palette.
+fn skinblend_linear_add(sum: SkinAffine, joint: u32, scaled_weight: f32) -> SkinAffine {
+#ifdef SKINBLEND_COR_PALETTE
+    return skin_cor_add_linear(sum, joint, scaled_weight);
+#else
+    return skin_linear_add(sum, joint, scaled_weight);
+#endif
+}
+
+// LBS (and blended's LBS half): the blended skin matrix.
 fn skinblend_linear_blend(influences: SkinblendInfluences) -> SkinAffine {
-#ifdef SKINBLEND_EIGHT_INFLUENCES
+#ifdef SKINBLEND_SLOT_LOOP
     let summary = skinblend_summary8(influences);
     if !(summary.sum >= SKINBLEND_MIN_WEIGHT_SUM) {
         return skin_affine_identity();
@@ -101,7 +130,7 @@ fn skinblend_linear_blend(influences: SkinblendInfluences) -> SkinAffine {
     for (var slot = 0u; slot < 8u; slot += 1u) {
         let weight = skinblend_weight(influences, slot);
         if weight > 0.0 {
-            m = skin_linear_add(m, skinblend_joint(influences, slot), weight * scale);
+            m = skinblend_linear_add(m, skinblend_joint(influences, slot), weight * scale);
         }
     }
     return m;
@@ -111,9 +140,9 @@ fn skinblend_linear_blend(influences: SkinblendInfluences) -> SkinAffine {
 }
 #endif
 
-// DQS and CoR over eight influences: the blended dual quaternion and residual of the method's
-// palette entries (CoR's caller then places the blend about the vertex's center). An
-// unweighted vertex (sum below the smallest normal f32) gets the identity.
+// DQS, CoR and blended's DQS half over eight influences: the blended dual quaternion and
+// residual of the method's palette entries (CoR's caller then places the blend about the
+// vertex's center). An unweighted vertex (sum below the smallest normal f32) gets the identity.
 fn skinblend_dual_quat_blend8(influences: SkinblendInfluences, summary: SkinblendWeightSummary) -> SkinDualQuatBlend {
     var blend = skin_dual_quat_begin();
     if !(summary.sum >= SKINBLEND_MIN_WEIGHT_SUM) {
@@ -121,7 +150,7 @@ fn skinblend_dual_quat_blend8(influences: SkinblendInfluences, summary: Skinblen
         return blend;
     }
     let pivot_joint = skinblend_joint(influences, summary.pivot);
-#ifdef SKINBLEND_CENTER_OF_ROTATION
+#ifdef SKINBLEND_COR_PALETTE
     let pivot_real = skin_cor_palette[pivot_joint].dual_quat.real;
 #else
     let pivot_real = skin_dual_quat_palette[pivot_joint].real;
@@ -129,7 +158,7 @@ fn skinblend_dual_quat_blend8(influences: SkinblendInfluences, summary: Skinblen
     for (var slot = 0u; slot < 8u; slot += 1u) {
         let weight = skinblend_weight(influences, slot);
         if weight > 0.0 {
-#ifdef SKINBLEND_CENTER_OF_ROTATION
+#ifdef SKINBLEND_COR_PALETTE
             skin_cor_add(&blend, skinblend_joint(influences, slot), weight, pivot_real, slot == summary.pivot);
 #else
             skin_dual_quat_add(&blend, skinblend_joint(influences, slot), weight, pivot_real, slot == summary.pivot);
@@ -141,7 +170,7 @@ fn skinblend_dual_quat_blend8(influences: SkinblendInfluences, summary: Skinblen
         for (var slot = 0u; slot < 8u; slot += 1u) {
             let weight = skinblend_weight(influences, slot);
             if weight > 0.0 {
-#ifdef SKINBLEND_CENTER_OF_ROTATION
+#ifdef SKINBLEND_COR_PALETTE
                 skin_cor_add_residual(&blend, skinblend_joint(influences, slot), weight * scale);
 #else
                 skin_dual_quat_add_residual(&blend, skinblend_joint(influences, slot), weight * scale);
@@ -149,7 +178,7 @@ fn skinblend_dual_quat_blend8(influences: SkinblendInfluences, summary: Skinblen
             }
         }
     }
-#ifdef SKINBLEND_CENTER_OF_ROTATION
+#ifdef SKINBLEND_COR_PALETTE
     skin_cor_finish(&blend, pivot_joint);
 #else
     skin_dual_quat_finish(&blend, pivot_joint);
@@ -157,10 +186,10 @@ fn skinblend_dual_quat_blend8(influences: SkinblendInfluences, summary: Skinblen
     return blend;
 }
 
-#ifdef SKINBLEND_DUAL_QUATERNION
-// DQS: the blended dual quaternion and residual.
+#ifdef SKINBLEND_DUAL_QUAT_BLEND
+// DQS (and blended's DQS half): the blended dual quaternion and residual.
 fn skinblend_dual_quat_blend(influences: SkinblendInfluences) -> SkinDualQuatBlend {
-#ifdef SKINBLEND_EIGHT_INFLUENCES
+#ifdef SKINBLEND_SLOT_LOOP
     return skinblend_dual_quat_blend8(influences, skinblend_summary8(influences));
 #else
     return skin_dual_quat_blend4(influences.joints0, influences.weights0);
@@ -192,6 +221,23 @@ fn skinblend_cor_blend(influences: SkinblendInfluences) -> SkinDualQuatBlend {
 }
 #endif
 
+#ifdef SKINBLEND_BLENDED
+// Blended: LBS's blend where b < 1 and DQS's where b > 0 (the two functions above, from the CoR
+// palette), as the library's `SkinBlended`, which `skin_blended_point`, `_normal` and `_tangent`
+// apply as the core does: (1 - b) LBS + b DQS, unit normals and tangents interpolated and
+// renormalized, LBS's handedness where b < 0.5.
+fn skinblend_blended_blend(influences: SkinblendInfluences) -> SkinBlended {
+    var blend = skin_blended_begin(influences.blend);
+    if skin_blended_uses_linear(blend) {
+        blend.linear = skinblend_linear_blend(influences);
+    }
+    if skin_blended_uses_dual_quat(blend) {
+        blend.dual_quat = skinblend_dual_quat_blend(influences);
+    }
+    return blend;
+}
+#endif
+
 // A vertex in mesh space after skinning.
 struct SkinblendSkinned {
     position: vec3<f32>,
@@ -201,6 +247,14 @@ struct SkinblendSkinned {
 
 // Skins a position, normal and tangent (pass any value for an attribute the mesh lacks).
 fn skinblend_skin(influences: SkinblendInfluences, position: vec3<f32>, normal: vec3<f32>, tangent: vec4<f32>) -> SkinblendSkinned {
+#ifdef SKINBLEND_BLENDED
+    let blend = skinblend_blended_blend(influences);
+    return SkinblendSkinned(
+        skin_blended_point(blend, position),
+        skin_blended_normal(blend, normal),
+        skin_blended_tangent(blend, tangent),
+    );
+#else
 #ifdef SKINBLEND_LINEAR
     let m = skinblend_linear_blend(influences);
     return SkinblendSkinned(
@@ -219,5 +273,6 @@ fn skinblend_skin(influences: SkinblendInfluences, position: vec3<f32>, normal: 
         skin_dual_quat_blend_normal(blend, normal),
         skin_dual_quat_blend_tangent(blend, tangent),
     );
+#endif
 #endif
 }

@@ -3,7 +3,7 @@
 // `PREPASS_PIPELINE` def, the prepass, which Bevy also runs for shadow maps
 // (`prepass_io::VertexOutput`): depth, normals, motion vectors and shadows see the mesh where
 // the main pass draws it. Bevy's attribute locations as its mesh and prepass pipelines declare
-// them; skinblend's at 10-14 (`SkinblendAttributes`, in `skin_vertex.wgsl`; `mesh_data.rs`
+// them; skinblend's at 10-15 (`SkinblendAttributes`, in `skin_vertex.wgsl`; `mesh_data.rs`
 // names them). The mesh pipeline sees a mesh without JOINT_INDEX / JOINT_WEIGHT, so Bevy's own
 // skinning stays off and `world_from_local` is the mesh entity's transform.
 //

@@ -340,3 +340,50 @@ pub fn cpu_posed_frame(app: &mut App, target: &Handle<Image>, method: SkinningMe
     step(app);
     capture(app, target, 60).expect("a screenshot")
 }
+
+/// Fox's run clip: its animation index.
+pub const FOX_RUN: usize = 2;
+
+/// Fox's run clip as an animation graph, once Bevy has loaded the file.
+pub fn fox_run_graph(app: &mut App) -> FoxAnimation {
+    let server = app.world().resource::<AssetServer>().clone();
+    let gltf: Handle<Gltf> = server.load("Fox/Fox.glb");
+    assert!(
+        step_until(app, |app| app
+            .world()
+            .resource::<Assets<Gltf>>()
+            .contains(&gltf)),
+        "Fox did not load"
+    );
+    let clip = app
+        .world()
+        .resource::<Assets<Gltf>>()
+        .get(&gltf)
+        .and_then(|g| g.animations.get(FOX_RUN).cloned())
+        .expect("Fox's run clip");
+    let (graph, node) = AnimationGraph::from_clip(clip);
+    let graph = app
+        .world_mut()
+        .resource_mut::<Assets<AnimationGraph>>()
+        .add(graph);
+    FoxAnimation { graph, node }
+}
+
+#[derive(Resource)]
+pub struct FoxAnimation {
+    pub graph: Handle<AnimationGraph>,
+    pub node: AnimationNodeIndex,
+}
+
+pub fn play_when_ready(
+    mut commands: Commands,
+    animation: Res<FoxAnimation>,
+    mut players: Query<(Entity, &mut AnimationPlayer), Added<AnimationPlayer>>,
+) {
+    for (entity, mut player) in &mut players {
+        player.play(animation.node).repeat();
+        commands
+            .entity(entity)
+            .insert(AnimationGraphHandle(animation.graph.clone()));
+    }
+}
