@@ -2,6 +2,7 @@
 //! chunks over the rayon pool (each chunk owns its accumulators; summed in a fixed order).
 
 use super::joints::{split, split_backward, JointParts, G_MATRIX, JOINT_GRADS};
+use super::normal;
 use super::real::{identity_m34, Real, M34};
 use super::vertex::{self, Sink, Vertex};
 use super::GradientError;
@@ -274,11 +275,67 @@ fn map_items<I: Send, R: Send>(items: Vec<I>, f: impl Fn(I) -> R + Sync + Send) 
     }
 }
 
+/// What a pass skins: the rig's `vertices` as positions, or as normals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Skinned {
+    Positions,
+    Normals,
+}
+
+impl Skinned {
+    #[inline(always)]
+    fn forward<T: Real>(
+        self,
+        method: Method,
+        joints: &[JointParts<T>],
+        v: &Vertex<'_, T>,
+    ) -> [T; 3] {
+        match self {
+            Self::Positions => vertex::forward(method, joints, v),
+            Self::Normals => normal::forward(method, joints, v),
+        }
+    }
+
+    #[inline(always)]
+    fn backward<T: Real>(
+        self,
+        method: Method,
+        joints: &[JointParts<T>],
+        v: &Vertex<'_, T>,
+        g: [T; 3],
+        sink: Sink<'_, T>,
+    ) {
+        match self {
+            Self::Positions => vertex::backward(method, joints, v, g, sink),
+            Self::Normals => normal::backward(method, joints, v, g, sink),
+        }
+    }
+}
+
 /// Skins every batch element: `out` is `B × N × 3`, `B` the batch size.
 ///
 /// # Errors
 /// [`Rig::check`]'s, and `out`'s length.
 pub fn forward<T: Real>(rig: &Rig<'_, T>, out: &mut [T]) -> Result<(), GradientError> {
+    forward_of(rig, Skinned::Positions, out)
+}
+
+/// Skins normals as the library does (`reference.rs`: each method's normal matrix, then
+/// renormalized, the input normal kept where the result has no length): `rig.vertices` holds
+/// the normals (`V × N × 3`, batched as vertices are), `out` is `B × N × 3`. CoR's normals are
+/// DQS's (the centers move positions only).
+///
+/// # Errors
+/// [`Rig::check`]'s, and `out`'s length.
+pub fn forward_normals<T: Real>(rig: &Rig<'_, T>, out: &mut [T]) -> Result<(), GradientError> {
+    forward_of(rig, Skinned::Normals, out)
+}
+
+fn forward_of<T: Real>(
+    rig: &Rig<'_, T>,
+    skinned: Skinned,
+    out: &mut [T],
+) -> Result<(), GradientError> {
     let batch = rig.check()?;
     let n = rig.vertex_count;
     expect_len("out", out.len(), batch * n * 3, "(..., N, 3)")?;
@@ -297,7 +354,7 @@ pub fn forward<T: Real>(rig: &Rig<'_, T>, out: &mut [T]) -> Result<(), GradientE
     map_items(items, |(b, first, piece)| {
         let joints = &parts[if rig.palette_batch == 1 { 0 } else { b }];
         for (i, row) in piece.chunks_exact_mut(3).enumerate() {
-            let p = vertex::forward(rig.method, joints, &rig.vertex(b, first + i));
+            let p = skinned.forward(rig.method, joints, &rig.vertex(b, first + i));
             row.copy_from_slice(&p);
         }
     });
@@ -311,6 +368,28 @@ pub fn forward<T: Real>(rig: &Rig<'_, T>, out: &mut [T]) -> Result<(), GradientE
 /// [`Rig::check`]'s, and the lengths of `grad_out` and of each gradient.
 pub fn backward<T: Real>(
     rig: &Rig<'_, T>,
+    grad_out: &[T],
+    grads: Gradients<'_, T>,
+) -> Result<(), GradientError> {
+    backward_of(rig, Skinned::Positions, grad_out, grads)
+}
+
+/// The gradients of `Σ grad_out · forward_normals(rig)`, as [`backward`] (`grads.vertices`
+/// receives the normals' gradient).
+///
+/// # Errors
+/// As [`backward`].
+pub fn backward_normals<T: Real>(
+    rig: &Rig<'_, T>,
+    grad_out: &[T],
+    grads: Gradients<'_, T>,
+) -> Result<(), GradientError> {
+    backward_of(rig, Skinned::Normals, grad_out, grads)
+}
+
+fn backward_of<T: Real>(
+    rig: &Rig<'_, T>,
+    skinned: Skinned,
     grad_out: &[T],
     grads: Gradients<'_, T>,
 ) -> Result<(), GradientError> {
@@ -369,7 +448,7 @@ pub fn backward<T: Real>(
                 let g = [grad_out[at], grad_out[at + 1], grad_out[at + 2]];
                 let mut gp = [T::ZERO; 3];
                 let w_at = (wb * len + i) * k;
-                vertex::backward(
+                skinned.backward(
                     rig.method,
                     joints,
                     &rig.vertex(b, first + i),

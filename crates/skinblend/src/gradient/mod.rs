@@ -1,4 +1,4 @@
-//! Gradients of LBS, DQS and CoR for training loops: batched forward passes in `f32` or `f64`
+//! Gradients of LBS, DQS, CoR and blended (positions and normals) for training loops: batched forward passes in `f32` or `f64`
 //! and their analytic backward passes (reverse mode), multi-threaded with rayon.
 //!
 //! The forward pass is the scalar reference (`reference.rs`) written over a generic [`Real`]:
@@ -23,15 +23,22 @@
 //! - A joint within the rigid tolerance has no residual (`S = I`, constant): its gradient
 //!   flows through the rotation and translation only, as the library's function does.
 //! - CoR: the centers of rotation and the bind origins are constants (no gradient).
+//! - Normals ([`forward_normals`], [`backward_normals`]: the rig's `vertices` hold the normals)
+//!   are the library's: each method's normal matrix (the cofactor of the 3x3 times the sign of
+//!   its determinant), renormalized. Where the 3x3 is singular the library drops the sign and
+//!   the gradient is that of the unsigned cofactor (a polynomial, defined at a zero
+//!   determinant); where the result has no length the input normal passes through, its
+//!   gradient the identity and nothing flowing to the palette or the weights.
 
 mod driver;
 mod joints;
+mod normal;
 mod real;
 #[cfg(test)]
 mod tests;
 mod vertex;
 
-pub use driver::{backward, forward, Gradients, Rig};
+pub use driver::{backward, backward_normals, forward, forward_normals, Gradients, Rig};
 pub use real::Real;
 
 /// Bad input to [`forward`] or [`backward`]; the message names the argument.
