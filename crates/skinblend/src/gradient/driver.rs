@@ -2,6 +2,7 @@
 //! chunks over the rayon pool (each chunk owns its accumulators; summed in a fixed order).
 
 use super::joints::{split, split_backward, JointParts, G_MATRIX, JOINT_GRADS};
+use super::lanes::{self, GroupSink, LANES};
 use super::normal;
 use super::real::{identity_m34, Real, M34};
 use super::vertex::{self, Sink, Vertex};
@@ -248,6 +249,20 @@ impl<T: Real> Rig<'_, T> {
         }
     }
 
+    /// The `LANES` vertices from `first` of batch element `b`, for the lane kernels.
+    fn group(&self, b: usize, first: usize) -> lanes::Group<'_, T> {
+        let (n, k) = (self.vertex_count, self.influences);
+        let vb = if self.vertex_batch == 1 { 0 } else { b };
+        let wb = if self.weight_batch == 1 { 0 } else { b };
+        let (at, w_at) = ((vb * n + first) * 3, (wb * n + first) * k);
+        lanes::Group {
+            points: &self.vertices[at..at + LANES * 3],
+            joints: &self.joints[first * k..(first + LANES) * k],
+            weights: &self.weights[w_at..w_at + LANES * k],
+            k,
+        }
+    }
+
     /// Vertex chunks: at most four per thread, at least 256 vertices each.
     fn chunk_len(&self) -> usize {
         let pieces = 4 * threads();
@@ -353,9 +368,25 @@ fn forward_of<T: Real>(
         .collect();
     map_items(items, |(b, first, piece)| {
         let joints = &parts[if rig.palette_batch == 1 { 0 } else { b }];
-        for (i, row) in piece.chunks_exact_mut(3).enumerate() {
-            let p = skinned.forward(rig.method, joints, &rig.vertex(b, first + i));
-            row.copy_from_slice(&p);
+        let scalar = |i: usize, row: &mut [T]| {
+            row.copy_from_slice(&skinned.forward(rig.method, joints, &rig.vertex(b, first + i)));
+        };
+        // Whole groups to the lane kernel where it applies (a group it declines, to the
+        // scalar one), the rest vertex by vertex.
+        let mut grouped = 0;
+        if skinned == Skinned::Positions && lanes::applies(rig.method, joints, rig.influences) {
+            grouped = piece.len() / 3 / LANES * LANES;
+            for (g, rows) in piece[..grouped * 3].chunks_exact_mut(LANES * 3).enumerate() {
+                let i = g * LANES;
+                if !lanes::forward(joints, &rig.group(b, first + i), rows) {
+                    for (o, row) in rows.chunks_exact_mut(3).enumerate() {
+                        scalar(i + o, row);
+                    }
+                }
+            }
+        }
+        for (o, row) in piece[grouped * 3..].chunks_exact_mut(3).enumerate() {
+            scalar(grouped + o, row);
         }
     });
     Ok(())
@@ -443,7 +474,8 @@ fn backward_of<T: Real>(
             } else {
                 0
             };
-            for i in 0..len {
+            let acc = &mut acc[acc_at..acc_at + j * JOINT_GRADS];
+            let scalar = |i: usize, gv: &mut [T], gw: &mut [T], acc: &mut [T]| {
                 let at = (b * n + first + i) * 3;
                 let g = [grad_out[at], grad_out[at + 1], grad_out[at + 2]];
                 let mut gp = [T::ZERO; 3];
@@ -456,13 +488,36 @@ fn backward_of<T: Real>(
                     Sink {
                         gp: &mut gp,
                         gw: want_weights.then(|| &mut gw[w_at..w_at + k]),
-                        joints: &mut acc[acc_at..acc_at + j * JOINT_GRADS],
+                        joints: acc,
                     },
                 );
                 let v_at = (vb * len + i) * 3;
                 for (d, x) in gv[v_at..v_at + 3].iter_mut().zip(gp) {
                     *d += x;
                 }
+            };
+            // As the forward: whole groups to the lane kernel where it applies.
+            let mut grouped = 0;
+            if skinned == Skinned::Positions && lanes::applies(rig.method, joints, k) {
+                grouped = len / LANES * LANES;
+                for i in (0..grouped).step_by(LANES) {
+                    let at = (b * n + first + i) * 3;
+                    let (v_at, w_at) = ((vb * len + i) * 3, (wb * len + i) * k);
+                    let sink = GroupSink {
+                        points: &mut gv[v_at..v_at + LANES * 3],
+                        weights: want_weights.then(|| &mut gw[w_at..w_at + LANES * k]),
+                        joints: &mut *acc,
+                    };
+                    let group = rig.group(b, first + i);
+                    if !lanes::backward(joints, &group, &grad_out[at..at + LANES * 3], sink) {
+                        for o in i..i + LANES {
+                            scalar(o, &mut gv, &mut gw, acc);
+                        }
+                    }
+                }
+            }
+            for i in grouped..len {
+                scalar(i, &mut gv, &mut gw, acc);
             }
         }
         (acc, gv, gw)

@@ -32,6 +32,7 @@
 
 mod driver;
 mod joints;
+mod lanes;
 mod normal;
 mod real;
 #[cfg(test)]

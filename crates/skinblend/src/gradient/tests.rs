@@ -7,6 +7,7 @@ use glam::{Mat4, Quat, Vec3};
 use super::{backward, backward_normals, forward, forward_normals, Gradients, Rig};
 use crate::types::Method;
 
+mod lanes;
 mod normals;
 
 /// Which pass a check runs: positions, or normals (the rig's `vertices` then hold normals).

@@ -6,12 +6,12 @@
 use super::joints::{JointParts, G_DUAL, G_MATRIX, G_REAL, G_RESIDUAL, JOINT_GRADS};
 use super::real::{
     add, add_outer, add_scaled, cross, dot, dot4, scale, sub, transform, transform_transposed,
-    vector, zero_m34, Real, M34, Q, V3,
+    vector, zero_m34, Arith, Real, M34, Q, V3,
 };
 use crate::types::Method;
 
 /// The library's `MIN_WEIGHT_SUM`: a vertex whose weights sum below it is passed through.
-const MIN_WEIGHT_SUM: f32 = f32::MIN_POSITIVE;
+pub(super) const MIN_WEIGHT_SUM: f32 = f32::MIN_POSITIVE;
 
 /// One vertex's inputs.
 pub(crate) struct Vertex<'a, T> {
@@ -47,7 +47,7 @@ pub(super) fn weight_scale<T: Real>(weights: &[T]) -> Option<T> {
 
 /// The library's pivot: the heaviest slot, the lowest on ties.
 #[inline(always)]
-fn pivot_slot<T: Real>(weights: &[T]) -> usize {
+pub(super) fn pivot_slot<T: Real>(weights: &[T]) -> usize {
     let mut pivot = 0;
     for (slot, &w) in weights.iter().enumerate().skip(1) {
         if w > weights[pivot] {
@@ -365,31 +365,31 @@ impl<T: Real> DqBlend<T> {
 
 /// `x + 2 v×(v×x + w x)`: the rotation by a unit `r = (v, w)`.
 #[inline(always)]
-pub(super) fn rotate<T: Real>(r: Q<T>, x: V3<T>) -> V3<T> {
+pub(super) fn rotate<T: Arith>(r: Q<T>, x: V3<T>) -> V3<T> {
     let v = vector(r);
     let u = add(cross(v, x), scale(x, r[3]));
-    add(x, scale(cross(v, u), T::of(2.0)))
+    add(x, scale(cross(v, u), T::constant(2.0)))
 }
 
 /// `DualQuat::transform_point`: Kavan et al.'s form with `r = (v, w)`, `e = (vε, wε)`.
 #[inline(always)]
-fn dq_point<T: Real>(r: Q<T>, e: Q<T>, p: V3<T>) -> V3<T> {
+pub(super) fn dq_point<T: Arith>(r: Q<T>, e: Q<T>, p: V3<T>) -> V3<T> {
     let (v, w, ve, we) = (vector(r), r[3], vector(e), e[3]);
-    let two = T::of(2.0);
+    let two = T::constant(2.0);
     let translation = add(sub(scale(ve, w), scale(v, we)), cross(v, ve));
     add(rotate(r, p), scale(translation, two))
 }
 
 /// The gradients of `g · dq_point(r, e, p)` with respect to `r`, `e` and `p`.
 #[inline(always)]
-pub(super) fn dq_point_backward<T: Real>(
+pub(super) fn dq_point_backward<T: Arith>(
     r: Q<T>,
     e: Q<T>,
     p: V3<T>,
     g: V3<T>,
 ) -> (Q<T>, Q<T>, V3<T>) {
     let (v, w, ve, we) = (vector(r), r[3], vector(e), e[3]);
-    let two = T::of(2.0);
+    let two = T::constant(2.0);
     let u = add(cross(v, p), scale(p, w));
     let gu = scale(cross(g, v), two);
     let gp = add(add(g, cross(gu, v)), scale(gu, w));
