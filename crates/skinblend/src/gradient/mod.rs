@@ -5,6 +5,8 @@
 //! the same renormalization, pivot rule, sign alignment, Gram–Schmidt split about each joint's
 //! bind origin, rigid tolerance, residual blend and CoR translation, so the backward pass is the
 //! derivative of what the library computes (its `f32` results agree within rounding, tested).
+//! DQS over a palette without residuals runs eight vertices at a time (`lanes.rs`), the same
+//! operations per vertex in the same order, so the same floats.
 //!
 //! # Conventions
 //! - Arrays are row-major and flat. `palettes`: `P × J × 4 × 4` in the mathematical layout
