@@ -101,6 +101,20 @@ def test_gradcheck_each_method_and_input(method: str, wrt: str) -> None:
     assert torch.autograd.gradcheck(f, (x,))
 
 
+@pytest.mark.parametrize("wrt", ["palette", "vertices", "weights"])
+def test_gradcheck_dq_rigid_palettes_lane_kernel(wrt: str) -> None:
+    # Rotations and translations only (no residual), 19 vertices: two groups of eight for the
+    # lane kernel (gradient/lanes.rs) and three for the scalar one.
+    rig = random_rig((2,), n=19, joints=6, seed=17)
+    rig["palette"][..., :3, :3] = rotation(torch.rand(2, 6, 3, dtype=torch.float64) * 4 - 2)
+    x = rig[wrt].clone().requires_grad_(True)
+
+    def f(value: torch.Tensor) -> torch.Tensor:
+        return run({**rig, wrt: value}, "dq")
+
+    assert torch.autograd.gradcheck(f, (x,))
+
+
 @pytest.mark.parametrize("method", ["linear", "dq", "cor", "blended"])
 def test_gradcheck_shared_palette_batched_vertices(method: str) -> None:
     rig = random_rig((), seed=5)
