@@ -89,7 +89,8 @@ def test_float32_normal_gradients_match_float64(method: str) -> None:
         _, normals = run({**rig, **leaves}, method)
         g = torch.linspace(-1, 1, normals.numel(), dtype=torch.float64).reshape(normals.shape)
         (normals * g.to(normals.dtype)).sum().backward()
-        results.append([cast(Optional[torch.Tensor], normals)] + [leaves[name].grad for name in ("palette", "normals", "weights")])
+        grads = [leaves[name].grad for name in ("palette", "normals", "weights")]
+        results.append([cast(Optional[torch.Tensor], normals)] + grads)
     for a, b in zip(*results):
         assert a is not None and b is not None
         error = (a.double() - b).abs().max() / b.abs().max()

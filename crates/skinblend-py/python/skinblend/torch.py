@@ -2,8 +2,8 @@
 
 :func:`skin` takes and returns ``torch.Tensor`` (CPU; ``float32``, or ``float64`` for gradient
 checks) and is differentiable with respect to ``vertices``, ``palette``, ``weights`` and
-(when given) ``normals`` for every method, by analytic backward kernels in Rust (``skinblend::gradient``: multi-threaded,
-no Python loop over vertices). Contiguous CPU tensors are read in place through DLPack, with
+(when given) ``normals`` for every method, by analytic backward kernels in Rust
+(``skinblend::gradient``: multi-threaded, no Python loop over vertices). Contiguous CPU tensors are read in place through DLPack, with
 no copy; results are tensors over the memory the extension wrote.
 
 Shapes

@@ -1,5 +1,6 @@
-//! Gradients of LBS, DQS, CoR and blended (positions and normals) for training loops: batched forward passes in `f32` or `f64`
-//! and their analytic backward passes (reverse mode), multi-threaded with rayon.
+//! Gradients of LBS, DQS, CoR and blended (positions and normals) for training loops: batched
+//! forward passes in `f32` or `f64` and their analytic backward passes (reverse mode),
+//! multi-threaded with rayon.
 //!
 //! The forward pass is the scalar reference (`reference.rs`) written over a generic [`Real`]:
 //! the same renormalization, pivot rule, sign alignment, Gram–Schmidt split about each joint's
