@@ -23,7 +23,7 @@ except ImportError:
 import skinblend
 from skinblend import Method
 from skinblend.torch import skin
-from test_torch import F32_TOLERANCE, random_rig
+from test_torch import F32_TOLERANCE, random_rig, rotation
 
 METHODS = ["linear", "dq", "cor", "blended"]
 #: The float32 normals against the numpy API's (the library's f32 reference): unit vectors
@@ -62,6 +62,20 @@ def test_gradcheck_positions_and_normals(method: str, wrt: str) -> None:
 
     # gradcheck's default tolerances (atol 1e-5, rtol 1e-3) against its own float64 central
     # differences (eps 1e-6), both outputs.
+    assert torch.autograd.gradcheck(f, (x,))
+
+
+@pytest.mark.parametrize("wrt", ["palette", "normals", "weights"])
+def test_gradcheck_dq_normals_rigid_palettes_lane_kernel(wrt: str) -> None:
+    # Rotations and translations only (no residual), 19 vertices: two groups of eight for the
+    # lane kernel (gradient/lanes.rs) and three for the scalar one.
+    rig = with_normals(random_rig((2,), n=19, joints=6, seed=18), seed=7)
+    rig["palette"][..., :3, :3] = rotation(torch.rand(2, 6, 3, dtype=torch.float64) * 4 - 2)
+    x = rig[wrt].clone().requires_grad_(True)
+
+    def f(value: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        return run({**rig, wrt: value}, "dq")
+
     assert torch.autograd.gradcheck(f, (x,))
 
 

@@ -374,11 +374,12 @@ fn forward_of<T: Real>(
         // Whole groups to the lane kernel where it applies (a group it declines, to the
         // scalar one), the rest vertex by vertex.
         let mut grouped = 0;
-        if skinned == Skinned::Positions && lanes::applies(rig.method, joints, rig.influences) {
+        if lanes::applies(rig.method, joints, rig.influences) {
             grouped = piece.len() / 3 / LANES * LANES;
             for (g, rows) in piece[..grouped * 3].chunks_exact_mut(LANES * 3).enumerate() {
                 let i = g * LANES;
-                if !lanes::forward(joints, &rig.group(b, first + i), rows) {
+                let normals = skinned == Skinned::Normals;
+                if !lanes::forward(joints, &rig.group(b, first + i), normals, rows) {
                     for (o, row) in rows.chunks_exact_mut(3).enumerate() {
                         scalar(i + o, row);
                     }
@@ -498,7 +499,7 @@ fn backward_of<T: Real>(
             };
             // As the forward: whole groups to the lane kernel where it applies.
             let mut grouped = 0;
-            if skinned == Skinned::Positions && lanes::applies(rig.method, joints, k) {
+            if lanes::applies(rig.method, joints, k) {
                 grouped = len / LANES * LANES;
                 for i in (0..grouped).step_by(LANES) {
                     let at = (b * n + first + i) * 3;
@@ -509,7 +510,9 @@ fn backward_of<T: Real>(
                         joints: &mut *acc,
                     };
                     let group = rig.group(b, first + i);
-                    if !lanes::backward(joints, &group, &grad_out[at..at + LANES * 3], sink) {
+                    let (normals, grad) =
+                        (skinned == Skinned::Normals, &grad_out[at..at + LANES * 3]);
+                    if !lanes::backward(joints, &group, normals, grad, sink) {
                         for o in i..i + LANES {
                             scalar(o, &mut gv, &mut gw, acc);
                         }

@@ -1,6 +1,6 @@
 //! DQS eight vertices at a time where the palette has no residual (every joint rigid, as
 //! forward kinematics makes it): the sign-aligned blend, its normalization, the point
-//! transform and their backward run on lane arrays ([`Lanes`]) that LLVM vectorizes (eight
+//! transform (or a normal's rotation and renormalization) and their backward run on lane arrays ([`Lanes`]) that LLVM vectorizes (eight
 //! `f32` in one AVX register); the joints' reads and the gradients' accumulation stay per
 //! lane, in vertex order.
 //!
@@ -18,8 +18,8 @@ const _: () = assert!(
     G_DUAL == G_REAL + 4,
     "the accumulators' real and dual parts are one row"
 );
-use super::real::{dot4, Arith, Real, Q, V3};
-use super::vertex::{dq_point, dq_point_backward, pivot_slot, MIN_WEIGHT_SUM};
+use super::real::{dot, dot4, scale, sub, Arith, Real, Q, V3};
+use super::vertex::{dq_point, dq_point_backward, pivot_slot, rotate, MIN_WEIGHT_SUM};
 use crate::types::Method;
 
 /// Vertices per group.
@@ -170,22 +170,54 @@ impl<T: Real> Blend<T> {
     }
 }
 
-/// The group's positions into `out` (`LANES × 3`); `false` (nothing written) where the group
-/// is the scalar kernel's. Compiled for AVX2 and FMA where the CPU has them (the same floats:
-/// nothing is contracted into FMAs).
-pub(crate) fn forward<T: Real>(joints: &[JointParts<T>], g: &Group<'_, T>, out: &mut [T]) -> bool {
+/// The rotated normals `u = r n` of a group's blend, their units and inverse lengths, or
+/// `None` where one has no length (the scalar kernel's pass-through): `normal.rs`'s `unit`.
+#[inline(always)]
+fn rotated_units<T: Real>(b: &Blend<T>) -> Option<(V3<Lanes<T>>, Lanes<T>)> {
+    let u = rotate(b.r, b.p);
+    let squared = dot(u, u);
+    let inverse = Lanes::of(|l| T::ONE / squared.0[l].sqrt());
+    inverse
+        .0
+        .iter()
+        .all(|&x| x.is_finite() && x > T::ZERO)
+        .then(|| (scale(u, inverse), inverse))
+}
+
+/// The group's positions, or (`normals`: the group's points are normals) unit normals, into
+/// `out` (`LANES × 3`); `false` (nothing written) where the group is the scalar kernel's.
+/// Compiled for AVX2 and FMA where the CPU has them (the same floats: nothing is contracted
+/// into FMAs).
+pub(crate) fn forward<T: Real>(
+    joints: &[JointParts<T>],
+    g: &Group<'_, T>,
+    normals: bool,
+    out: &mut [T],
+) -> bool {
     crate::vectorize::vectorized(
         #[inline(always)]
-        || forward_lanes(joints, g, out),
+        || forward_lanes(joints, g, normals, out),
     )
 }
 
 #[inline(always)]
-fn forward_lanes<T: Real>(joints: &[JointParts<T>], g: &Group<'_, T>, out: &mut [T]) -> bool {
+fn forward_lanes<T: Real>(
+    joints: &[JointParts<T>],
+    g: &Group<'_, T>,
+    normals: bool,
+    out: &mut [T],
+) -> bool {
     let Some(b) = Blend::of(joints, g) else {
         return false;
     };
-    let p = dq_point(b.r, b.e, b.p);
+    let p = if normals {
+        match rotated_units(&b) {
+            Some((y, _)) => y,
+            None => return false,
+        }
+    } else {
+        dq_point(b.r, b.e, b.p)
+    };
     for l in 0..LANES {
         for c in 0..3 {
             out[l * 3 + c] = p[c].0[l];
@@ -202,17 +234,18 @@ pub(crate) struct GroupSink<'a, T> {
     pub joints: &'a mut [T],
 }
 
-/// Adds the gradient of `Σ grad · positions` (`grad` `LANES × 3`) into `sink`; `false`
+/// Adds the gradient of `Σ grad · forward(..)` (`grad` `LANES × 3`) into `sink`; `false`
 /// (nothing added) where the group is the scalar kernel's. Compiled as [`forward`].
 pub(crate) fn backward<T: Real>(
     joints: &[JointParts<T>],
     g: &Group<'_, T>,
+    normals: bool,
     grad: &[T],
     sink: GroupSink<'_, T>,
 ) -> bool {
     crate::vectorize::vectorized(
         #[inline(always)]
-        || backward_lanes(joints, g, grad, sink),
+        || backward_lanes(joints, g, normals, grad, sink),
     )
 }
 
@@ -220,6 +253,7 @@ pub(crate) fn backward<T: Real>(
 fn backward_lanes<T: Real>(
     joints: &[JointParts<T>],
     g: &Group<'_, T>,
+    normals: bool,
     grad: &[T],
     sink: GroupSink<'_, T>,
 ) -> bool {
@@ -228,7 +262,18 @@ fn backward_lanes<T: Real>(
     };
     let k = g.k;
     let gout: V3<Lanes<T>> = std::array::from_fn(|c| Lanes::of(|l| grad[l * 3 + c]));
-    let (gr, ge, gp) = dq_point_backward(b.r, b.e, b.p, gout);
+    let (gr, ge, gp) = if normals {
+        // `normal.rs`: the unit's backward, then the rotation's (no dual part).
+        let Some((y, inverse)) = rotated_units(&b) else {
+            return false;
+        };
+        let gu = scale(sub(gout, scale(y, dot(y, gout))), inverse);
+        let zero = [Lanes::constant(0.0); 4];
+        let (gr, _, gp) = dq_point_backward(b.r, zero, b.p, gu);
+        (gr, zero, gp)
+    } else {
+        dq_point_backward(b.r, b.e, b.p, gout)
+    };
     // The normalization: as `DqBlend::blend_backward`.
     let inverse = Lanes::constant(1.0) / b.norm;
     let radial = dot4(gr, b.r) + dot4(ge, b.e);

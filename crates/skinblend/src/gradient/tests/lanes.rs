@@ -1,12 +1,12 @@
 //! The lane kernels (DQS eight vertices at a time, palettes without residuals) against the
 //! scalar kernel: the blended method with every blend value 1 runs `vertex.rs`'s DQS alone,
-//! so the two passes must agree, groups the lane kernel declines (a vertex without weight)
-//! and the vertices past the last whole group included.
+//! so the two passes must agree, positions and normals, groups the lane kernel declines (a
+//! vertex without weight) and the vertices past the last whole group included.
 
 use glam::{Mat4, Quat, Vec3};
 
 use super::Random;
-use crate::gradient::{backward, forward, Gradients, Real, Rig};
+use crate::gradient::{backward, backward_normals, forward, forward_normals, Gradients, Real, Rig};
 use crate::types::Method;
 
 /// The lane kernel does each vertex's operations in the scalar kernel's order and Rust
@@ -55,7 +55,8 @@ fn rigid_rig(seed: u32, b: usize, j: usize, n: usize) -> (Vec<f64>, Vec<f64>, Ve
 /// Palettes, vertices, joints, weights and the output's gradient.
 type Data<T> = (Vec<T>, Vec<T>, Vec<u16>, Vec<T>, Vec<T>);
 
-fn passes<T: Real>(method: Method, data: &Data<T>) -> Vec<Vec<T>> {
+/// Forward and backward, of positions or (`normals`: the vertices taken as normals) normals.
+fn passes<T: Real>(method: Method, data: &Data<T>, normals: bool) -> Vec<Vec<T>> {
     let (palettes, vertices, joints, weights, grad) = data;
     let (b, j, n) = (2, 6, vertices.len() / 3);
     let blend_values = vec![T::ONE; n];
@@ -77,7 +78,11 @@ fn passes<T: Real>(method: Method, data: &Data<T>) -> Vec<Vec<T>> {
         rigid_tolerance: crate::types::DEFAULT_RIGID_TOLERANCE,
     };
     let mut out = vec![T::ZERO; b * n * 3];
-    forward(&rig, &mut out).unwrap();
+    if normals {
+        forward_normals(&rig, &mut out).unwrap();
+    } else {
+        forward(&rig, &mut out).unwrap();
+    }
     let mut gp = vec![T::ZERO; palettes.len()];
     let mut gv = vec![T::ZERO; vertices.len()];
     let mut gw = vec![T::ZERO; weights.len()];
@@ -86,7 +91,11 @@ fn passes<T: Real>(method: Method, data: &Data<T>) -> Vec<Vec<T>> {
         vertices: Some(&mut gv),
         weights: Some(&mut gw),
     };
-    backward(&rig, grad, grads).unwrap();
+    if normals {
+        backward_normals(&rig, grad, grads).unwrap();
+    } else {
+        backward(&rig, grad, grads).unwrap();
+    }
     vec![out, gp, gv, gw]
 }
 
@@ -103,19 +112,25 @@ fn check<T: Real + Into<f64>>(of: impl Fn(f64) -> T) {
         cast(&weights),
         cast(&grad),
     );
-    let lanes = passes(Method::DualQuaternion, &data);
-    let scalar = passes(Method::Blended, &data);
-    for (name, (a, b)) in ["positions", "palette", "vertices", "weights"]
+    for normals in [false, true] {
+        let lanes = passes(Method::DualQuaternion, &data, normals);
+        let scalar = passes(Method::Blended, &data, normals);
+        compare(normals, &lanes, &scalar);
+    }
+}
+
+fn compare<T: Real + Into<f64>>(normals: bool, lanes: &[Vec<T>], scalar: &[Vec<T>]) {
+    for (name, (a, b)) in ["output", "palette", "vertices", "weights"]
         .iter()
-        .zip(lanes.iter().zip(&scalar))
+        .zip(lanes.iter().zip(scalar))
     {
         let largest = b.iter().map(|&x| x.into().abs()).fold(0.0, f64::max);
-        assert!(largest > 1e-3, "{name}: all zero");
+        assert!(largest > 1e-3, "normals {normals} {name}: all zero");
         for (i, (&x, &y)) in a.iter().zip(b).enumerate() {
             let (x, y) = (x.into(), y.into());
             assert!(
                 (x - y).abs() <= SAME * largest,
-                "{name}[{i}]: lanes {x} vs scalar {y}"
+                "normals {normals} {name}[{i}]: lanes {x} vs scalar {y}"
             );
         }
     }
