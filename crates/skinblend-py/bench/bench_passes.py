@@ -1,13 +1,14 @@
 """The extension's batched passes alone (no torch): two builds of ``_native`` side by side.
 
-    python crates/skinblend-py/bench/bench_passes.py BEFORE.so AFTER.so [--repeats 9]
+    python crates/skinblend-py/bench/bench_passes.py BEFORE.so AFTER.so [--repeats 9] [--normals]
 
 Loads both extension files into one process (e.g. a copy of ``skinblend/_native.abi3.so`` kept
 before a change, and the rebuilt one) and times ``batched_skin`` (forward) and
 ``batched_skin_backward`` (gradients of the palettes and the vertices) for LBS and DQS at SMPL's
 size (6,890 vertices, 24 joints, 4 influences, a batch of 64 rotations), one thread, the cases
 interleaved; prints the minimum and the median of the repeats in ms and DQS / LBS forward +
-backward. Not a test: figures depend on the machine and its load.
+backward. ``--normals``: the normals' passes instead (the vertices taken as normals).
+Not a test: figures depend on the machine and its load.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ def main() -> None:
     parser.add_argument("before")
     parser.add_argument("after")
     parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--normals", action="store_true", help="time the normals' passes")
     args = parser.parse_args()
     r = rig()
     builds = {"before": load(args.before), "after": load(args.after)}
@@ -70,10 +72,10 @@ def main() -> None:
         common = (method, r["palette"], r["vertices"], r["joints"], r["weights"], None, None, None)
 
         def forward() -> Any:
-            return m.batched_skin(*common, 1)
+            return m.batched_skin(*common, 1, args.normals)
 
         def backward() -> Any:
-            return m.batched_skin_backward(*common, r["grad"], (True, True, False), 1)
+            return m.batched_skin_backward(*common, r["grad"], (True, True, False), 1, args.normals)
 
         return forward, backward
 
@@ -89,7 +91,7 @@ def main() -> None:
             f()
             times[key].append((time.perf_counter() - start) * 1e3)
     print(f"load {os.getloadavg()[0]:.2f}; {N} vertices, {J} joints, batch {B}, {K} influences, "
-          f"threads 1, ms min/median of {args.repeats}")
+          f"threads 1, {'normals' if args.normals else 'positions'}, ms min/median of {args.repeats}")
     for name in builds:
         low = {(m, p): min(times[name, m, p]) for m in ("linear", "dq") for p in ("fwd", "bwd")}
         mid = {(m, p): statistics.median(times[name, m, p]) for m in ("linear", "dq") for p in ("fwd", "bwd")}
