@@ -3,7 +3,9 @@
 //!
 //! The Python side hands C-contiguous arrays (numpy views of the tensors' memory through
 //! DLPack): `palettes (P, J, 4, 4)`, `vertices (V, N, 3)`, `joints (N, K) uint16`,
-//! `weights (W, N, K)`, `P`, `V`, `W` each 1 or the batch size.
+//! `weights (W, N, K)`, `P`, `V`, `W` each 1 or the batch size. With `normals=True` the
+//! `vertices` array holds normals `(V, N, 3)` and the passes skin them as the library does
+//! (`skinblend::gradient::forward_normals`); the vertices' gradient is then the normals'.
 
 use numpy::{
     IntoPyArray, PyArrayMethods, PyReadonlyArray2, PyReadonlyArrayDyn, PyUntypedArrayMethods,
@@ -130,14 +132,19 @@ fn forward_typed<'py, T: numpy::Element + Real>(
     method: &str,
     a: Arrays<'py, T>,
     joints: &PyReadonlyArray2<'py, u16>,
-    threads: Option<usize>,
+    (threads, normals): (Option<usize>, bool),
 ) -> PyResult<Bound<'py, PyAny>> {
     let joint_slice = slice("joints", joints)?;
     let rig = a.rig(method, joint_slice, joints.shape())?;
     let batch = rig.check().map_err(gradient_error)?;
     let n = rig.vertex_count;
     let mut out = vec![T::ZERO; batch * n * 3];
-    py.detach(|| on_threads(threads, || gradient::forward(&rig, &mut out)))?
+    let pass = if normals {
+        gradient::forward_normals::<T>
+    } else {
+        gradient::forward::<T>
+    };
+    py.detach(|| on_threads(threads, || pass(&rig, &mut out)))?
         .map_err(gradient_error)?;
     Ok(out.into_pyarray(py).reshape([batch, n, 3])?.into_any())
 }
@@ -154,7 +161,7 @@ fn backward_typed<'py, T: numpy::Element + Real>(
     a: Arrays<'py, T>,
     joints: &PyReadonlyArray2<'py, u16>,
     wants: (bool, bool, bool),
-    threads: Option<usize>,
+    (threads, normals): (Option<usize>, bool),
 ) -> PyResult<Grads<'py>> {
     let joint_slice = slice("joints", joints)?;
     let rig = a.rig(method, joint_slice, joints.shape())?;
@@ -166,9 +173,14 @@ fn backward_typed<'py, T: numpy::Element + Real>(
     let mut gp = zeros(wants.0, rig.palettes.len());
     let mut gv = zeros(wants.1, rig.vertices.len());
     let mut gw = zeros(wants.2, rig.weights.len());
+    let pass = if normals {
+        gradient::backward_normals::<T>
+    } else {
+        gradient::backward::<T>
+    };
     py.detach(|| {
         on_threads(threads, || {
-            gradient::backward(
+            pass(
                 &rig,
                 grad_out,
                 Gradients {
@@ -200,9 +212,10 @@ fn wrong_dtype(palettes: &Bound<'_, PyAny>) -> PyErr {
     ))
 }
 
-/// Positions `(B, N, 3)` of the batched rig (see the module docs), in the palette's dtype.
+/// Positions `(B, N, 3)` of the batched rig (see the module docs), in the palette's dtype;
+/// unit normals where `normals` (then `vertices` holds the normals).
 #[pyfunction]
-#[pyo3(signature = (method, palettes, vertices, joints, weights, bind_origins, centers, blend_values, threads))]
+#[pyo3(signature = (method, palettes, vertices, joints, weights, bind_origins, centers, blend_values, threads, normals=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn batched_skin<'py>(
     py: Python<'py>,
@@ -215,21 +228,22 @@ pub(crate) fn batched_skin<'py>(
     centers: Option<&Bound<'py, PyAny>>,
     blend_values: Option<&Bound<'py, PyAny>>,
     threads: Option<usize>,
+    normals: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let per_vertex = (centers, blend_values);
     if let Some(a) = arrays::<f32>(palettes, vertices, weights, bind_origins, per_vertex, None)? {
-        return forward_typed(py, method, a, &joints, threads);
+        return forward_typed(py, method, a, &joints, (threads, normals));
     }
     if let Some(a) = arrays::<f64>(palettes, vertices, weights, bind_origins, per_vertex, None)? {
-        return forward_typed(py, method, a, &joints, threads);
+        return forward_typed(py, method, a, &joints, (threads, normals));
     }
     Err(wrong_dtype(palettes))
 }
 
 /// The gradients `(palette, vertices, weights)` of `Σ grad_output · batched_skin(..)`, each
-/// `None` unless wanted, shaped as its input.
+/// `None` unless wanted, shaped as its input (of the normals' pass where `normals`).
 #[pyfunction]
-#[pyo3(signature = (method, palettes, vertices, joints, weights, bind_origins, centers, blend_values, grad_output, wants, threads))]
+#[pyo3(signature = (method, palettes, vertices, joints, weights, bind_origins, centers, blend_values, grad_output, wants, threads, normals=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn batched_skin_backward<'py>(
     py: Python<'py>,
@@ -244,14 +258,15 @@ pub(crate) fn batched_skin_backward<'py>(
     grad_output: &Bound<'py, PyAny>,
     wants: (bool, bool, bool),
     threads: Option<usize>,
+    normals: bool,
 ) -> PyResult<Grads<'py>> {
     let g = Some(grad_output);
     let per_vertex = (centers, blend_values);
     if let Some(a) = arrays::<f32>(palettes, vertices, weights, bind_origins, per_vertex, g)? {
-        return backward_typed(py, method, a, &joints, wants, threads);
+        return backward_typed(py, method, a, &joints, wants, (threads, normals));
     }
     if let Some(a) = arrays::<f64>(palettes, vertices, weights, bind_origins, per_vertex, g)? {
-        return backward_typed(py, method, a, &joints, wants, threads);
+        return backward_typed(py, method, a, &joints, wants, (threads, normals));
     }
     Err(wrong_dtype(palettes))
 }

@@ -7,7 +7,7 @@ Needs torch (CI installs it); outside CI a missing torch skips, under CI=true it
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Tuple, cast
 
 import numpy as np
 import pytest
@@ -23,6 +23,7 @@ except ImportError:
 
 import skinblend
 import skinblend.torch as st
+from skinblend import Method
 from skinblend.torch import skin
 
 #: float32 gradients against float64 ones, relative to the largest: f32 Gram–Schmidt,
@@ -80,7 +81,7 @@ def random_rig(batch: Tuple[int, ...], joints: int = 4, n: int = 7, k: int = 3,
 
 
 def run(rig: Dict[str, torch.Tensor], method: str) -> torch.Tensor:
-    return skin(rig["vertices"], rig["palette"], rig["joints"], rig["weights"], method=method,  # type: ignore[arg-type]
+    return skin(rig["vertices"], rig["palette"], rig["joints"], rig["weights"], method=cast(Method, method),
                 bind_origins=rig["bind_origins"], centers=rig["centers"],
                 blend_values=rig["blend_values"])
 
@@ -97,6 +98,20 @@ def test_gradcheck_each_method_and_input(method: str, wrt: str) -> None:
 
     # gradcheck's default tolerances (atol 1e-5, rtol 1e-3) against its own float64 central
     # differences (eps 1e-6).
+    assert torch.autograd.gradcheck(f, (x,))
+
+
+@pytest.mark.parametrize("wrt", ["palette", "vertices", "weights"])
+def test_gradcheck_dq_rigid_palettes_lane_kernel(wrt: str) -> None:
+    # Rotations and translations only (no residual), 19 vertices: two groups of eight for the
+    # lane kernel (gradient/lanes.rs) and three for the scalar one.
+    rig = random_rig((2,), n=19, joints=6, seed=17)
+    rig["palette"][..., :3, :3] = rotation(torch.rand(2, 6, 3, dtype=torch.float64) * 4 - 2)
+    x = rig[wrt].clone().requires_grad_(True)
+
+    def f(value: torch.Tensor) -> torch.Tensor:
+        return run({**rig, wrt: value}, "dq")
+
     assert torch.autograd.gradcheck(f, (x,))
 
 
@@ -243,7 +258,7 @@ def test_errors_name_the_argument() -> None:
         (ValueError, "weights", lambda: skin(v, p, j, -w)),
         (ValueError, "vertices", lambda: skin(v.expand(3, -1, -1), p.expand(2, -1, -1, -1), j, w)),
         (ValueError, "palette", lambda: skin(v, p.masked_fill(torch.ones_like(p, dtype=torch.bool), math.nan), j, w)),
-        (ValueError, "method", lambda: skin(v, p, j, w, method="nope")),  # type: ignore[arg-type]
+        (ValueError, "method", lambda: skin(v, p, j, w, method=cast(Method, "nope"))),
         (ValueError, "centers", lambda: skin(v, p, j, w, method="cor")),
         (ValueError, "threads", lambda: skin(v, p, j, w, threads=0)),
     ]

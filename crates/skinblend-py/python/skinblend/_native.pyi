@@ -138,6 +138,7 @@ def batched_skin(
     centers: Optional[_Floats],
     blend_values: Optional[_Floats],
     threads: Optional[int],
+    normals: bool = False,
 ) -> _Floats: ...
 def batched_skin_backward(
     method: str,
@@ -151,4 +152,5 @@ def batched_skin_backward(
     grad_output: _Floats,
     wants: Tuple[bool, bool, bool],
     threads: Optional[int],
+    normals: bool = False,
 ) -> Tuple[Optional[_Floats], Optional[_Floats], Optional[_Floats]]: ...

@@ -1,9 +1,9 @@
-"""Torch tensors in and out, batches, and gradients of LBS, DQS and CoR.
+"""Torch tensors in and out, batches, and gradients of LBS, DQS, CoR and blended.
 
 :func:`skin` takes and returns ``torch.Tensor`` (CPU; ``float32``, or ``float64`` for gradient
-checks) and is differentiable with respect to ``vertices``, ``palette`` and ``weights`` for
-every method, by analytic backward kernels in Rust (``skinblend::gradient``: multi-threaded,
-no Python loop over vertices). Contiguous CPU tensors are read in place through DLPack, with
+checks) and is differentiable with respect to ``vertices``, ``palette``, ``weights`` and
+(when given) ``normals`` for every method, by analytic backward kernels in Rust
+(``skinblend::gradient``: multi-threaded, no Python loop over vertices). Contiguous CPU tensors are read in place through DLPack, with
 no copy; results are tensors over the memory the extension wrote.
 
 Shapes
@@ -13,7 +13,9 @@ Shapes
 - ``vertices`` ``(N, 3)`` or ``(..., N, 3)``; ``weights`` ``(N, K)`` or ``(..., N, K)``
   (sparse, with ``joints``), or dense ``(N, J)``/``(..., N, J)`` with ``joints=None``;
   ``joints`` ``(N, K)`` integers in ``0..J``.
-- The leading ``...`` of the three broadcast together (one mesh posed B times, B posed
+- ``normals`` ``(N, 3)`` or ``(..., N, 3)`` (optional): then the result is the tuple
+  ``(positions, normals)``, both ``(..., N, 3)``, the normals unit length.
+- The leading ``...`` of these broadcast together (one mesh posed B times, B posed
   templates, weights shared or per element); the result is ``(..., N, 3)``.
 
 Gradients
@@ -26,11 +28,26 @@ branch the forward took: at an exactly antipodal pair (a joint's quaternion orth
 pivot's) the forward adds it, as at a positive dot, and so does the gradient; a joint within
 the rigid tolerance (1e-4) has no residual, so its gradient flows through its rotation and
 translation. Double backward is not supported.
+
+Normals
+-------
+As the library skins them (``skinblend.skin(..., normals=...)``, within 2e-5 in float32):
+LBS by the normal matrix of the blended 3x3, DQS and CoR by the blended rotation after the
+normal matrix of the blended residual (CoR's normals are DQS's), blended by ``(1 - b) l + b d``
+of the two unit normals; then renormalized. The normal matrix is the cofactor matrix times the
+sign of the determinant (the inverse transpose up to a positive factor). Where the 3x3 is
+singular (``|det| <= 1e-6 * (largest column length)**3``) the library takes the cofactor
+without the sign, a polynomial: the gradient there is that of the unsigned cofactor (defined
+at ``det = 0``; the result jumps only at the band's edge where ``det < 0``, and the gradient
+is of the side the forward took). Where the result has no length (the cofactor sends the
+normal to zero) the output is the input normal, unnormalized: its gradient with respect to
+``normals`` is the identity and with respect to the palette and weights zero. Normals do not
+depend on ``vertices`` or ``centers``.
 """
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple, cast
+from typing import Any, List, Optional, Tuple, Union, cast, overload
 
 import numpy as np
 import torch
@@ -85,7 +102,8 @@ def _flat(tensor: torch.Tensor, batch: Tuple[int, ...], own: Tuple[int, ...], ta
 
 
 class _Skin(torch.autograd.Function):
-    """The extension's forward and backward passes as an autograd Function."""
+    """The extension's forward and backward passes as an autograd Function: positions, or
+    (``normals=True``) normals, which ``vertices`` then holds."""
 
     @staticmethod
     def forward(
@@ -99,12 +117,13 @@ class _Skin(torch.autograd.Function):
         centers: Optional[np.ndarray],
         blend_values: Optional[np.ndarray],
         threads: Optional[int],
+        normals: bool,
     ) -> torch.Tensor:
         ctx.save_for_backward(palette, vertices, weights)
-        ctx.constants = (method, joints, bind_origins, centers, blend_values, threads)
+        ctx.constants = (method, joints, bind_origins, centers, blend_values, threads, normals)
         out = _native.batched_skin(
             method, _numpy(palette), _numpy(vertices), joints, _numpy(weights), bind_origins,
-            centers, blend_values, threads,
+            centers, blend_values, threads, normals,
         )
         return torch.from_dlpack(out)
 
@@ -112,16 +131,16 @@ class _Skin(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx: Any, grad_output: torch.Tensor) -> Tuple[Optional[torch.Tensor], ...]:
         palette, vertices, weights = ctx.saved_tensors
-        method, joints, bind_origins, centers, blend_values, threads = ctx.constants
+        method, joints, bind_origins, centers, blend_values, threads, normals = ctx.constants
         needs = ctx.needs_input_grad
         wants = (bool(needs[0]), bool(needs[1]), bool(needs[2]))
         grad = grad_output.to(palette.dtype).contiguous()
         grads = _native.batched_skin_backward(
             method, _numpy(palette), _numpy(vertices), joints, _numpy(weights), bind_origins,
-            centers, blend_values, _numpy(grad), wants, threads,
+            centers, blend_values, _numpy(grad), wants, threads, normals,
         )
         tensors = tuple(None if g is None else torch.from_dlpack(g) for g in grads)
-        return tensors + (None, None, None, None, None, None)
+        return tensors + (None, None, None, None, None, None, None)
 
 
 def _joints(joints: Any, n: int, joint_count: int) -> np.ndarray:
@@ -147,6 +166,38 @@ def _dense(weights: torch.Tensor, joint_count: int) -> Tuple[np.ndarray, torch.T
     return joints, weights
 
 
+@overload
+def skin(
+    vertices: torch.Tensor,
+    palette: torch.Tensor,
+    joints: Optional[torch.Tensor],
+    weights: torch.Tensor,
+    *,
+    method: Method = ...,
+    bind_origins: Optional[torch.Tensor] = ...,
+    centers: Optional[torch.Tensor] = ...,
+    blend_values: Optional[torch.Tensor] = ...,
+    normals: None = ...,
+    threads: Optional[int] = ...,
+) -> torch.Tensor: ...
+
+
+@overload
+def skin(
+    vertices: torch.Tensor,
+    palette: torch.Tensor,
+    joints: Optional[torch.Tensor],
+    weights: torch.Tensor,
+    *,
+    method: Method = ...,
+    bind_origins: Optional[torch.Tensor] = ...,
+    centers: Optional[torch.Tensor] = ...,
+    blend_values: Optional[torch.Tensor] = ...,
+    normals: torch.Tensor,
+    threads: Optional[int] = ...,
+) -> Tuple[torch.Tensor, torch.Tensor]: ...
+
+
 def skin(
     vertices: torch.Tensor,
     palette: torch.Tensor,
@@ -157,10 +208,13 @@ def skin(
     bind_origins: Optional[torch.Tensor] = None,
     centers: Optional[torch.Tensor] = None,
     blend_values: Optional[torch.Tensor] = None,
+    normals: Optional[torch.Tensor] = None,
     threads: Optional[int] = None,
-) -> torch.Tensor:
-    """Skinned positions ``(..., N, 3)`` of ``vertices`` under ``palette`` (see the module docs
-    for the shapes and the gradients).
+) -> Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
+    """Skinned positions ``(..., N, 3)`` of ``vertices`` under ``palette``; with ``normals``
+    ``(N, 3)`` or ``(..., N, 3)``, the tuple ``(positions, normals)``, the normals skinned as the
+    library does and renormalized (see the module docs for the shapes, the gradients and the
+    normals' rule at a singular normal matrix).
 
     ``method``: ``"linear"`` (LBS), ``"dq"`` (DQS), ``"cor"`` (needs ``centers`` ``(N, 3)``,
     from :func:`skinblend.rotation_centers`; NaN rows are skinned by DQS). ``bind_origins``
@@ -186,6 +240,14 @@ def skin(
         raise ValueError(f"vertices: expected shape (N, 3) or (..., N, 3), got {tuple(vertices.shape)}")
     n = int(vertices.shape[-2])
     weight_batch = _batch_shape("weights", weights, 2, "(N, K) or (..., N, K)")
+    normal_batch: Tuple[int, ...] = ()
+    if normals is not None:
+        normals = _floats("normals", normals, dtype)
+        normal_batch = _batch_shape("normals", normals, 2, f"({n}, 3) or (..., {n}, 3)")
+        if tuple(normals.shape[-2:]) != (n, 3):
+            raise ValueError(
+                f"normals: expected shape ({n}, 3) or (..., {n}, 3), got {tuple(normals.shape)}"
+            )
     if joints is None:
         if weights.shape[-2:] != (n, joint_count):
             raise ValueError(
@@ -206,6 +268,12 @@ def skin(
         raise ValueError(
             f"vertices: batch shape {vertex_batch} does not broadcast with the palette's "
             f"{palette_batch} and the weights' {weight_batch}"
+        ) from None
+    try:
+        batch = tuple(int(x) for x in np.broadcast_shapes(batch, normal_batch))
+    except ValueError:
+        raise ValueError(
+            f"normals: batch shape {normal_batch} does not broadcast with the batch {batch}"
         ) from None
     constants: List[Optional[np.ndarray]] = []
     for name, value, shape in (
@@ -230,16 +298,22 @@ def skin(
     threads = _threads(threads)
     out_shape = batch + (n, 3)
     if n == 0 or any(size == 0 for size in batch):
-        return torch.zeros(out_shape, dtype=dtype)
-    out = cast(torch.Tensor, _Skin.apply(
-        _flat(palette, batch, palette_batch, 3),
-        _flat(vertices, batch, vertex_batch, 2),
-        _flat(weights, batch, weight_batch, 2),
-        method,
-        joints_array,
-        constants[0],
-        constants[1],
-        constants[2],
-        threads,
-    ))
-    return out.reshape(out_shape)
+        empty = torch.zeros(out_shape, dtype=dtype)
+        return empty if normals is None else (empty, torch.zeros(out_shape, dtype=dtype))
+    flat_palette = _flat(palette, batch, palette_batch, 3)
+    flat_weights = _flat(weights, batch, weight_batch, 2)
+
+    def apply(points: torch.Tensor, own_batch: Tuple[int, ...], as_normals: bool) -> torch.Tensor:
+        out = cast(torch.Tensor, _Skin.apply(
+            flat_palette, _flat(points, batch, own_batch, 2), flat_weights, method,
+            joints_array, constants[0], constants[1], constants[2], threads, as_normals,
+        ))
+        # Every input of this pass shared while the other pass's is batched: one result, expanded.
+        if out.shape[0] == 1:
+            return out[0].expand(out_shape)
+        return out.reshape(out_shape)
+
+    positions = apply(vertices, vertex_batch, False)
+    if normals is None:
+        return positions
+    return positions, apply(normals, normal_batch, True)

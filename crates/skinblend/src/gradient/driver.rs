@@ -2,6 +2,8 @@
 //! chunks over the rayon pool (each chunk owns its accumulators; summed in a fixed order).
 
 use super::joints::{split, split_backward, JointParts, G_MATRIX, JOINT_GRADS};
+use super::lanes::{self, GroupSink, LANES};
+use super::normal;
 use super::real::{identity_m34, Real, M34};
 use super::vertex::{self, Sink, Vertex};
 use super::GradientError;
@@ -247,6 +249,20 @@ impl<T: Real> Rig<'_, T> {
         }
     }
 
+    /// The `LANES` vertices from `first` of batch element `b`, for the lane kernels.
+    fn group(&self, b: usize, first: usize) -> lanes::Group<'_, T> {
+        let (n, k) = (self.vertex_count, self.influences);
+        let vb = if self.vertex_batch == 1 { 0 } else { b };
+        let wb = if self.weight_batch == 1 { 0 } else { b };
+        let (at, w_at) = ((vb * n + first) * 3, (wb * n + first) * k);
+        lanes::Group {
+            points: &self.vertices[at..at + LANES * 3],
+            joints: &self.joints[first * k..(first + LANES) * k],
+            weights: &self.weights[w_at..w_at + LANES * k],
+            k,
+        }
+    }
+
     /// Vertex chunks: at most four per thread, at least 256 vertices each.
     fn chunk_len(&self) -> usize {
         let pieces = 4 * threads();
@@ -274,11 +290,67 @@ fn map_items<I: Send, R: Send>(items: Vec<I>, f: impl Fn(I) -> R + Sync + Send) 
     }
 }
 
+/// What a pass skins: the rig's `vertices` as positions, or as normals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Skinned {
+    Positions,
+    Normals,
+}
+
+impl Skinned {
+    #[inline(always)]
+    fn forward<T: Real>(
+        self,
+        method: Method,
+        joints: &[JointParts<T>],
+        v: &Vertex<'_, T>,
+    ) -> [T; 3] {
+        match self {
+            Self::Positions => vertex::forward(method, joints, v),
+            Self::Normals => normal::forward(method, joints, v),
+        }
+    }
+
+    #[inline(always)]
+    fn backward<T: Real>(
+        self,
+        method: Method,
+        joints: &[JointParts<T>],
+        v: &Vertex<'_, T>,
+        g: [T; 3],
+        sink: Sink<'_, T>,
+    ) {
+        match self {
+            Self::Positions => vertex::backward(method, joints, v, g, sink),
+            Self::Normals => normal::backward(method, joints, v, g, sink),
+        }
+    }
+}
+
 /// Skins every batch element: `out` is `B × N × 3`, `B` the batch size.
 ///
 /// # Errors
 /// [`Rig::check`]'s, and `out`'s length.
 pub fn forward<T: Real>(rig: &Rig<'_, T>, out: &mut [T]) -> Result<(), GradientError> {
+    forward_of(rig, Skinned::Positions, out)
+}
+
+/// Skins normals as the library does (`reference.rs`: each method's normal matrix, then
+/// renormalized, the input normal kept where the result has no length): `rig.vertices` holds
+/// the normals (`V × N × 3`, batched as vertices are), `out` is `B × N × 3`. CoR's normals are
+/// DQS's (the centers move positions only).
+///
+/// # Errors
+/// [`Rig::check`]'s, and `out`'s length.
+pub fn forward_normals<T: Real>(rig: &Rig<'_, T>, out: &mut [T]) -> Result<(), GradientError> {
+    forward_of(rig, Skinned::Normals, out)
+}
+
+fn forward_of<T: Real>(
+    rig: &Rig<'_, T>,
+    skinned: Skinned,
+    out: &mut [T],
+) -> Result<(), GradientError> {
     let batch = rig.check()?;
     let n = rig.vertex_count;
     expect_len("out", out.len(), batch * n * 3, "(..., N, 3)")?;
@@ -296,9 +368,26 @@ pub fn forward<T: Real>(rig: &Rig<'_, T>, out: &mut [T]) -> Result<(), GradientE
         .collect();
     map_items(items, |(b, first, piece)| {
         let joints = &parts[if rig.palette_batch == 1 { 0 } else { b }];
-        for (i, row) in piece.chunks_exact_mut(3).enumerate() {
-            let p = vertex::forward(rig.method, joints, &rig.vertex(b, first + i));
-            row.copy_from_slice(&p);
+        let scalar = |i: usize, row: &mut [T]| {
+            row.copy_from_slice(&skinned.forward(rig.method, joints, &rig.vertex(b, first + i)));
+        };
+        // Whole groups to the lane kernel where it applies (a group it declines, to the
+        // scalar one), the rest vertex by vertex.
+        let mut grouped = 0;
+        if lanes::applies(rig.method, joints, rig.influences) {
+            grouped = piece.len() / 3 / LANES * LANES;
+            for (g, rows) in piece[..grouped * 3].chunks_exact_mut(LANES * 3).enumerate() {
+                let i = g * LANES;
+                let normals = skinned == Skinned::Normals;
+                if !lanes::forward(joints, &rig.group(b, first + i), normals, rows) {
+                    for (o, row) in rows.chunks_exact_mut(3).enumerate() {
+                        scalar(i + o, row);
+                    }
+                }
+            }
+        }
+        for (o, row) in piece[grouped * 3..].chunks_exact_mut(3).enumerate() {
+            scalar(grouped + o, row);
         }
     });
     Ok(())
@@ -311,6 +400,28 @@ pub fn forward<T: Real>(rig: &Rig<'_, T>, out: &mut [T]) -> Result<(), GradientE
 /// [`Rig::check`]'s, and the lengths of `grad_out` and of each gradient.
 pub fn backward<T: Real>(
     rig: &Rig<'_, T>,
+    grad_out: &[T],
+    grads: Gradients<'_, T>,
+) -> Result<(), GradientError> {
+    backward_of(rig, Skinned::Positions, grad_out, grads)
+}
+
+/// The gradients of `Σ grad_out · forward_normals(rig)`, as [`backward`] (`grads.vertices`
+/// receives the normals' gradient).
+///
+/// # Errors
+/// As [`backward`].
+pub fn backward_normals<T: Real>(
+    rig: &Rig<'_, T>,
+    grad_out: &[T],
+    grads: Gradients<'_, T>,
+) -> Result<(), GradientError> {
+    backward_of(rig, Skinned::Normals, grad_out, grads)
+}
+
+fn backward_of<T: Real>(
+    rig: &Rig<'_, T>,
+    skinned: Skinned,
     grad_out: &[T],
     grads: Gradients<'_, T>,
 ) -> Result<(), GradientError> {
@@ -364,12 +475,13 @@ pub fn backward<T: Real>(
             } else {
                 0
             };
-            for i in 0..len {
+            let acc = &mut acc[acc_at..acc_at + j * JOINT_GRADS];
+            let scalar = |i: usize, gv: &mut [T], gw: &mut [T], acc: &mut [T]| {
                 let at = (b * n + first + i) * 3;
                 let g = [grad_out[at], grad_out[at + 1], grad_out[at + 2]];
                 let mut gp = [T::ZERO; 3];
                 let w_at = (wb * len + i) * k;
-                vertex::backward(
+                skinned.backward(
                     rig.method,
                     joints,
                     &rig.vertex(b, first + i),
@@ -377,13 +489,38 @@ pub fn backward<T: Real>(
                     Sink {
                         gp: &mut gp,
                         gw: want_weights.then(|| &mut gw[w_at..w_at + k]),
-                        joints: &mut acc[acc_at..acc_at + j * JOINT_GRADS],
+                        joints: acc,
                     },
                 );
                 let v_at = (vb * len + i) * 3;
                 for (d, x) in gv[v_at..v_at + 3].iter_mut().zip(gp) {
                     *d += x;
                 }
+            };
+            // As the forward: whole groups to the lane kernel where it applies.
+            let mut grouped = 0;
+            if lanes::applies(rig.method, joints, k) {
+                grouped = len / LANES * LANES;
+                for i in (0..grouped).step_by(LANES) {
+                    let at = (b * n + first + i) * 3;
+                    let (v_at, w_at) = ((vb * len + i) * 3, (wb * len + i) * k);
+                    let sink = GroupSink {
+                        points: &mut gv[v_at..v_at + LANES * 3],
+                        weights: want_weights.then(|| &mut gw[w_at..w_at + LANES * k]),
+                        joints: &mut *acc,
+                    };
+                    let group = rig.group(b, first + i);
+                    let (normals, grad) =
+                        (skinned == Skinned::Normals, &grad_out[at..at + LANES * 3]);
+                    if !lanes::backward(joints, &group, normals, grad, sink) {
+                        for o in i..i + LANES {
+                            scalar(o, &mut gv, &mut gw, acc);
+                        }
+                    }
+                }
+            }
+            for i in grouped..len {
+                scalar(i, &mut gv, &mut gw, acc);
             }
         }
         (acc, gv, gw)

@@ -1,10 +1,13 @@
-//! Gradients of LBS, DQS and CoR for training loops: batched forward passes in `f32` or `f64`
-//! and their analytic backward passes (reverse mode), multi-threaded with rayon.
+//! Gradients of LBS, DQS, CoR and blended (positions and normals) for training loops: batched
+//! forward passes in `f32` or `f64` and their analytic backward passes (reverse mode),
+//! multi-threaded with rayon.
 //!
 //! The forward pass is the scalar reference (`reference.rs`) written over a generic [`Real`]:
 //! the same renormalization, pivot rule, sign alignment, Gram–Schmidt split about each joint's
 //! bind origin, rigid tolerance, residual blend and CoR translation, so the backward pass is the
 //! derivative of what the library computes (its `f32` results agree within rounding, tested).
+//! DQS over a palette without residuals runs eight vertices at a time (`lanes.rs`), the same
+//! operations per vertex in the same order, so the same floats.
 //!
 //! # Conventions
 //! - Arrays are row-major and flat. `palettes`: `P × J × 4 × 4` in the mathematical layout
@@ -23,15 +26,23 @@
 //! - A joint within the rigid tolerance has no residual (`S = I`, constant): its gradient
 //!   flows through the rotation and translation only, as the library's function does.
 //! - CoR: the centers of rotation and the bind origins are constants (no gradient).
+//! - Normals ([`forward_normals`], [`backward_normals`]: the rig's `vertices` hold the normals)
+//!   are the library's: each method's normal matrix (the cofactor of the 3x3 times the sign of
+//!   its determinant), renormalized. Where the 3x3 is singular the library drops the sign and
+//!   the gradient is that of the unsigned cofactor (a polynomial, defined at a zero
+//!   determinant); where the result has no length the input normal passes through, its
+//!   gradient the identity and nothing flowing to the palette or the weights.
 
 mod driver;
 mod joints;
+mod lanes;
+mod normal;
 mod real;
 #[cfg(test)]
 mod tests;
 mod vertex;
 
-pub use driver::{backward, forward, Gradients, Rig};
+pub use driver::{backward, backward_normals, forward, forward_normals, Gradients, Rig};
 pub use real::Real;
 
 /// Bad input to [`forward`] or [`backward`]; the message names the argument.

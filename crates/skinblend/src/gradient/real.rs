@@ -75,6 +75,28 @@ impl Real for f64 {
     }
 }
 
+/// The arithmetic the vector and quaternion helpers need: one scalar, or eight at once
+/// ([`super::lanes::Lanes`]), so the same formulas serve the scalar and the lane kernels.
+pub(crate) trait Arith:
+    Copy
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+{
+    /// `value` (in every lane).
+    fn constant(value: f32) -> Self;
+}
+
+impl<T: Real> Arith for T {
+    #[inline(always)]
+    fn constant(value: f32) -> Self {
+        T::of(value)
+    }
+}
+
 pub(crate) type V3<T> = [T; 3];
 /// A quaternion `(x, y, z, w)`.
 pub(crate) type Q<T> = [T; 4];
@@ -82,17 +104,17 @@ pub(crate) type Q<T> = [T; 4];
 pub(crate) type M34<T> = [[T; 4]; 3];
 
 #[inline(always)]
-pub(crate) fn dot<T: Real>(a: V3<T>, b: V3<T>) -> T {
+pub(crate) fn dot<T: Arith>(a: V3<T>, b: V3<T>) -> T {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
 #[inline(always)]
-pub(crate) fn dot4<T: Real>(a: Q<T>, b: Q<T>) -> T {
+pub(crate) fn dot4<T: Arith>(a: Q<T>, b: Q<T>) -> T {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
 }
 
 #[inline(always)]
-pub(crate) fn cross<T: Real>(a: V3<T>, b: V3<T>) -> V3<T> {
+pub(crate) fn cross<T: Arith>(a: V3<T>, b: V3<T>) -> V3<T> {
     [
         a[1] * b[2] - a[2] * b[1],
         a[2] * b[0] - a[0] * b[2],
@@ -101,17 +123,17 @@ pub(crate) fn cross<T: Real>(a: V3<T>, b: V3<T>) -> V3<T> {
 }
 
 #[inline(always)]
-pub(crate) fn add<T: Real>(a: V3<T>, b: V3<T>) -> V3<T> {
+pub(crate) fn add<T: Arith>(a: V3<T>, b: V3<T>) -> V3<T> {
     [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
 }
 
 #[inline(always)]
-pub(crate) fn sub<T: Real>(a: V3<T>, b: V3<T>) -> V3<T> {
+pub(crate) fn sub<T: Arith>(a: V3<T>, b: V3<T>) -> V3<T> {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 
 #[inline(always)]
-pub(crate) fn scale<T: Real>(a: V3<T>, s: T) -> V3<T> {
+pub(crate) fn scale<T: Arith>(a: V3<T>, s: T) -> V3<T> {
     [a[0] * s, a[1] * s, a[2] * s]
 }
 
@@ -145,7 +167,7 @@ pub(crate) fn pure<T: Real>(v: V3<T>) -> Q<T> {
 }
 
 #[inline(always)]
-pub(crate) fn vector<T: Real>(q: Q<T>) -> V3<T> {
+pub(crate) fn vector<T: Arith>(q: Q<T>) -> V3<T> {
     [q[0], q[1], q[2]]
 }
 

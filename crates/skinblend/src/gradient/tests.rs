@@ -1,10 +1,39 @@
 //! The backward passes against central finite differences (f64), the forward pass against the
-//! library's scalar reference (f32), and the gradient at an exactly antipodal pair.
+//! library's scalar reference (f32), and the gradient at an exactly antipodal pair; normals'
+//! own cases (the singular normal matrix, a result without length) in `tests/normals.rs`.
 
 use glam::{Mat4, Quat, Vec3};
 
-use super::{backward, forward, Gradients, Rig};
+use super::{backward, backward_normals, forward, forward_normals, Gradients, Rig};
 use crate::types::Method;
+
+mod lanes;
+mod normals;
+
+/// Which pass a check runs: positions, or normals (the rig's `vertices` then hold normals).
+#[derive(Clone, Copy, Debug)]
+enum Pass {
+    Positions,
+    Normals,
+}
+
+impl Pass {
+    fn forward(self, rig: &Rig<'_, f64>, out: &mut [f64]) {
+        match self {
+            Self::Positions => forward(rig, out),
+            Self::Normals => forward_normals(rig, out),
+        }
+        .unwrap();
+    }
+
+    fn backward(self, rig: &Rig<'_, f64>, g: &[f64], grads: Gradients<'_, f64>) {
+        match self {
+            Self::Positions => backward(rig, g, grads),
+            Self::Normals => backward_normals(rig, g, grads),
+        }
+        .unwrap();
+    }
+}
 
 /// Central differences with step 1e-6 in f64 carry truncation error ~h²·f''' (1e-12 here) and
 /// round-off ~1e-16/h (1e-10); 1e-6 relative leaves a wide margin and still catches any missing
@@ -133,21 +162,21 @@ impl TestRig {
         }
     }
 
-    fn loss(&self, method: Method, g: &[f64]) -> f64 {
+    fn loss(&self, method: Method, pass: Pass, g: &[f64]) -> f64 {
         let mut out = vec![0.0; self.b * self.n * 3];
-        forward(&self.rig(method), &mut out).unwrap();
+        pass.forward(&self.rig(method), &mut out);
         out.iter().zip(g).map(|(a, b)| a * b).sum()
     }
 }
 
-fn check_against_differences(method: Method) {
+fn check_against_differences(method: Method, pass: Pass) {
     let mut t = test_rig(7, 2);
     let mut r = Random(99);
     let g: Vec<f64> = (0..t.b * t.n * 3).map(|_| r.signed()).collect();
     let mut gp = vec![0.0; t.palettes.len()];
     let mut gv = vec![0.0; t.vertices.len()];
     let mut gw = vec![0.0; t.weights.len()];
-    backward(
+    pass.backward(
         &t.rig(method),
         &g,
         Gradients {
@@ -155,8 +184,7 @@ fn check_against_differences(method: Method) {
             vertices: Some(&mut gv),
             weights: Some(&mut gw),
         },
-    )
-    .unwrap();
+    );
     let mut worst = 0.0f64;
     for (name, analytic) in [("palette", &gp), ("vertices", &gv), ("weights", &gw)] {
         for (i, &analytic) in analytic.iter().enumerate() {
@@ -169,14 +197,14 @@ fn check_against_differences(method: Method) {
             }
             let x = *value(&mut t, name, i);
             *value(&mut t, name, i) = x + FD_STEP;
-            let up = t.loss(method, &g);
+            let up = t.loss(method, pass, &g);
             *value(&mut t, name, i) = x;
             // Zero weights only have a derivative from above (a negative weight is refused).
             let numeric = if name == "weights" && x == 0.0 {
-                (up - t.loss(method, &g)) / FD_STEP
+                (up - t.loss(method, pass, &g)) / FD_STEP
             } else {
                 *value(&mut t, name, i) = x - FD_STEP;
-                let down = t.loss(method, &g);
+                let down = t.loss(method, pass, &g);
                 *value(&mut t, name, i) = x;
                 (up - down) / (2.0 * FD_STEP)
             };
@@ -189,36 +217,37 @@ fn check_against_differences(method: Method) {
             worst = worst.max(error);
             assert!(
                 error <= tolerance,
-                "{method:?} {name}[{i}]: analytic {analytic} vs differences {numeric}"
+                "{method:?} {pass:?} {name}[{i}]: analytic {analytic} vs differences {numeric}"
             );
         }
     }
     assert!(gp.iter().any(|x| x.abs() > 1e-3) && gw.iter().any(|x| x.abs() > 1e-3));
-    eprintln!("{method:?}: worst relative difference {worst:e}");
+    eprintln!("{method:?} {pass:?}: worst relative difference {worst:e}");
 }
 
 #[test]
 fn lbs_gradients_match_finite_differences() {
-    check_against_differences(Method::Linear);
+    check_against_differences(Method::Linear, Pass::Positions);
 }
 
 #[test]
 fn dqs_gradients_match_finite_differences() {
-    check_against_differences(Method::DualQuaternion);
+    check_against_differences(Method::DualQuaternion, Pass::Positions);
 }
 
 #[test]
 fn cor_gradients_match_finite_differences() {
-    check_against_differences(Method::CenterOfRotation);
+    check_against_differences(Method::CenterOfRotation, Pass::Positions);
 }
 
 #[test]
 fn blended_gradients_match_finite_differences() {
-    check_against_differences(Method::Blended);
+    check_against_differences(Method::Blended, Pass::Positions);
 }
 
 #[test]
 fn f32_forward_is_the_library_reference() {
+    // The vertices double as the normals (any direction will do).
     let t = test_rig(3, 1);
     let f = |x: &[f64]| x.iter().map(|&v| v as f32).collect::<Vec<f32>>();
     let (palettes, vertices, weights, origins, centers, blend_values) = (
@@ -238,7 +267,7 @@ fn f32_forward_is_the_library_reference() {
     let rotation_centers: Vec<Vec3> = centers.chunks_exact(3).map(Vec3::from_slice).collect();
     let influences = crate::Influences::new(t.k, t.joints.clone(), weights.clone(), t.j).unwrap();
     for method in Method::ALL {
-        let input = crate::SkinInput::new(&positions, None, None, &influences)
+        let input = crate::SkinInput::new(&positions, Some(&positions), None, &influences)
             .and_then(|i| i.with_rotation_centers(&rotation_centers))
             .and_then(|i| i.with_blend_values(crate::BlendValues::PerVertex(&blend_values)))
             .unwrap();
@@ -273,6 +302,15 @@ fn f32_forward_is_the_library_reference() {
             assert!(
                 difference <= LIBRARY_TOLERANCE * (1.0 + theirs.abs().max_element()),
                 "{method:?} vertex {i}: {ours:?} vs {theirs}"
+            );
+        }
+        forward_normals(&rig, &mut out).unwrap();
+        let normals = library.normals.as_deref().unwrap();
+        for (i, (ours, theirs)) in out.chunks_exact(3).zip(normals).enumerate() {
+            let difference = (Vec3::from_slice(ours) - *theirs).abs().max_element();
+            assert!(
+                difference <= LIBRARY_TOLERANCE,
+                "{method:?} normal {i}: {ours:?} vs {theirs}"
             );
         }
     }

@@ -6,12 +6,12 @@
 use super::joints::{JointParts, G_DUAL, G_MATRIX, G_REAL, G_RESIDUAL, JOINT_GRADS};
 use super::real::{
     add, add_outer, add_scaled, cross, dot, dot4, scale, sub, transform, transform_transposed,
-    vector, zero_m34, Real, M34, Q, V3,
+    vector, zero_m34, Arith, Real, M34, Q, V3,
 };
 use crate::types::Method;
 
 /// The library's `MIN_WEIGHT_SUM`: a vertex whose weights sum below it is passed through.
-const MIN_WEIGHT_SUM: f32 = f32::MIN_POSITIVE;
+pub(super) const MIN_WEIGHT_SUM: f32 = f32::MIN_POSITIVE;
 
 /// One vertex's inputs.
 pub(crate) struct Vertex<'a, T> {
@@ -34,7 +34,7 @@ pub(crate) struct Sink<'a, T> {
 
 /// The factor that renormalizes the weights, or `None` below the minimum sum.
 #[inline(always)]
-fn weight_scale<T: Real>(weights: &[T]) -> Option<T> {
+pub(super) fn weight_scale<T: Real>(weights: &[T]) -> Option<T> {
     let mut sum = T::ZERO;
     for &w in weights {
         sum += w;
@@ -47,7 +47,7 @@ fn weight_scale<T: Real>(weights: &[T]) -> Option<T> {
 
 /// The library's pivot: the heaviest slot, the lowest on ties.
 #[inline(always)]
-fn pivot_slot<T: Real>(weights: &[T]) -> usize {
+pub(super) fn pivot_slot<T: Real>(weights: &[T]) -> usize {
     let mut pivot = 0;
     for (slot, &w) in weights.iter().enumerate().skip(1) {
         if w > weights[pivot] {
@@ -162,7 +162,7 @@ pub(crate) fn backward<T: Real>(
 
 /// `Σ w s M` over the positive weights.
 #[inline(always)]
-fn linear<T: Real>(joints: &[JointParts<T>], v: &Vertex<'_, T>, s: T) -> M34<T> {
+pub(super) fn linear<T: Real>(joints: &[JointParts<T>], v: &Vertex<'_, T>, s: T) -> M34<T> {
     let mut sum = zero_m34();
     for (&j, &w) in v.joints.iter().zip(v.weights) {
         if w > T::ZERO {
@@ -200,24 +200,24 @@ fn linear_backward<T: Real>(
 }
 
 /// A vertex's dual quaternion blend and blended residual.
-struct DqBlend<T> {
+pub(super) struct DqBlend<T> {
     /// The factor that renormalizes the weights.
     s: T,
     /// The length of the sum of the signed, weighted real parts.
     norm: T,
     /// Normalized (the pivot's where the sum does not normalize).
-    r: Q<T>,
+    pub(super) r: Q<T>,
     e: Q<T>,
     pivot: usize,
     /// Whether `r`, `e` are the pivot's own (the sum had no finite, non-zero length).
     fallback: bool,
     /// The blended residual where any positive-weight joint has one.
-    residual: Option<M34<T>>,
+    pub(super) residual: Option<M34<T>>,
 }
 
 impl<T: Real> DqBlend<T> {
     #[inline(always)]
-    fn of(joints: &[JointParts<T>], v: &Vertex<'_, T>, s: T) -> Self {
+    pub(super) fn of(joints: &[JointParts<T>], v: &Vertex<'_, T>, s: T) -> Self {
         let pivot = pivot_slot(v.weights);
         let pivot_q = joints[usize::from(v.joints[pivot])].real;
         let (mut real_sum, mut dual_sum) = ([T::ZERO; 4], [T::ZERO; 4]);
@@ -317,7 +317,7 @@ impl<T: Real> DqBlend<T> {
 
     /// The backward of the normalization and the signed sums, given the gradients of `r`, `e`.
     #[inline(always)]
-    fn blend_backward(
+    pub(super) fn blend_backward(
         &self,
         joints: &[JointParts<T>],
         v: &Vertex<'_, T>,
@@ -365,26 +365,31 @@ impl<T: Real> DqBlend<T> {
 
 /// `x + 2 v×(v×x + w x)`: the rotation by a unit `r = (v, w)`.
 #[inline(always)]
-fn rotate<T: Real>(r: Q<T>, x: V3<T>) -> V3<T> {
+pub(super) fn rotate<T: Arith>(r: Q<T>, x: V3<T>) -> V3<T> {
     let v = vector(r);
     let u = add(cross(v, x), scale(x, r[3]));
-    add(x, scale(cross(v, u), T::of(2.0)))
+    add(x, scale(cross(v, u), T::constant(2.0)))
 }
 
 /// `DualQuat::transform_point`: Kavan et al.'s form with `r = (v, w)`, `e = (vε, wε)`.
 #[inline(always)]
-fn dq_point<T: Real>(r: Q<T>, e: Q<T>, p: V3<T>) -> V3<T> {
+pub(super) fn dq_point<T: Arith>(r: Q<T>, e: Q<T>, p: V3<T>) -> V3<T> {
     let (v, w, ve, we) = (vector(r), r[3], vector(e), e[3]);
-    let two = T::of(2.0);
+    let two = T::constant(2.0);
     let translation = add(sub(scale(ve, w), scale(v, we)), cross(v, ve));
     add(rotate(r, p), scale(translation, two))
 }
 
 /// The gradients of `g · dq_point(r, e, p)` with respect to `r`, `e` and `p`.
 #[inline(always)]
-fn dq_point_backward<T: Real>(r: Q<T>, e: Q<T>, p: V3<T>, g: V3<T>) -> (Q<T>, Q<T>, V3<T>) {
+pub(super) fn dq_point_backward<T: Arith>(
+    r: Q<T>,
+    e: Q<T>,
+    p: V3<T>,
+    g: V3<T>,
+) -> (Q<T>, Q<T>, V3<T>) {
     let (v, w, ve, we) = (vector(r), r[3], vector(e), e[3]);
-    let two = T::of(2.0);
+    let two = T::constant(2.0);
     let u = add(cross(v, p), scale(p, w));
     let gu = scale(cross(g, v), two);
     let gp = add(add(g, cross(gu, v)), scale(gu, w));
