@@ -12,7 +12,6 @@ use bevy::tasks::Task;
 use skinblend::glam::Vec3 as CoreVec3;
 use skinblend::SkinMesh;
 
-use crate::dq_blend::BlendProblem;
 use crate::joint_bounds::JointBounds;
 use crate::material::{SkinblendExtension, SkinblendMaterial};
 use crate::SkinningMethod;
@@ -52,7 +51,7 @@ pub(crate) struct SkinblendCache {
     pub(crate) refused: HashSet<Entity>,
     /// Entities under `Blended` left to Bevy for want of blend values, with the fault last
     /// logged (one warning per fault); they are looked at again when a `DqBlend` changes.
-    pub(crate) blend_refused: HashMap<Entity, BlendProblem>,
+    pub(crate) blend_refused: HashMap<Entity, String>,
     /// An entity under a method waits for its assets: scan again next frame.
     pub(crate) waiting: bool,
     pub(crate) materials: MaterialCache,

@@ -73,16 +73,16 @@ pub(crate) fn blend_source(
     }
 }
 
-/// Logs `problem` for `entity` unless it is the fault last logged for it (one warning per fault,
-/// not one per frame).
+/// Logs `problem` for `entity` unless it is the fault last logged for it (`warned`: each
+/// entity's last message; one warning per fault, not one per frame).
 pub(crate) fn warn_once(
-    warned: &mut bevy::platform::collections::HashMap<Entity, BlendProblem>,
+    warned: &mut bevy::platform::collections::HashMap<Entity, String>,
     entity: Entity,
     problem: BlendProblem,
 ) {
-    if warned.get(&entity) != Some(&problem) {
+    if warned.get(&entity) != Some(&problem.0) {
         warn!("skinblend: entity {entity} is left to Bevy's skinning: {problem}");
-        warned.insert(entity, problem);
+        warned.insert(entity, problem.0);
     }
 }
 

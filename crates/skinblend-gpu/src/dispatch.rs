@@ -69,7 +69,7 @@ impl GpuSkinner {
                     .iter()
                     .map(|chunk| chunk.input_bind_group(input));
                 if !mesh.vertex_inputs.contains(&input) || groups.clone().any(|g| g.is_none()) {
-                    return Err(input.missing(mesh.vertex_count).into());
+                    return Err(SkinError::missing_vertex_input(input, mesh.vertex_count).into());
                 }
                 Some(input)
             }

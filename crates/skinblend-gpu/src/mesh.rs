@@ -153,7 +153,7 @@ impl GpuSkinner {
         // methods' kernels can read them (binding 9).
         let vertex_inputs: Vec<VertexInput> = VertexInput::ALL
             .into_iter()
-            .filter(|vertex_input| vertex_input.in_input(input))
+            .filter(|&vertex_input| input.has_vertex_input(vertex_input))
             .collect();
         let uploaded_inputs: &[VertexInput] = if self.with_vertex_inputs {
             &vertex_inputs

@@ -11,7 +11,7 @@
 use skinblend::{BlendValues, Method, SkinInput, VertexInput};
 
 use crate::palette::gpu_rotation_center;
-use crate::{wgsl, GpuCorJoint, GpuDualQuatJoint, GpuLinearJoint};
+use crate::{GpuCorJoint, GpuDualQuatJoint, GpuLinearJoint};
 
 /// How this crate moves a per-vertex input (the core's [`VertexInput`]) to the GPU: binding 9
 /// of the compute kernels, location 4 of the exported vertex shaders.
@@ -93,10 +93,11 @@ pub(crate) struct MethodKernel {
     pub(crate) method: Method,
     /// Its words in shader headers and pipeline labels.
     pub(crate) description: &'static str,
-    /// The WGSL palette variable and its entry type (`wgsl::*_skinning_wgsl` declare them).
+    /// The WGSL palette variable and its entry type (`wgsl::skinning_wgsl` declares them).
     pub(crate) palette_name: &'static str,
     pub(crate) entry_type: &'static str,
-    /// The WGSL functions (they need `wgsl::SKINNING_WGSL` and the palette declaration).
+    /// The WGSL functions (they need `wgsl::SKINNING_WGSL` and the palette declaration); the
+    /// public `wgsl::*_WGSL` constants are these.
     pub(crate) library: &'static str,
     /// The example vertex shader's body: `world` and `normal` from `v` (`shaders/example.rs`).
     pub(crate) example_body: &'static str,
@@ -141,14 +142,15 @@ const BLENDED_ENTRY_LINES: [&str; 9] = dual_quat_entry_and([
     "        entry, blended into the LBS result).",
 ]);
 
-/// Every method this crate runs, in the order of `Method::ALL`.
-static METHOD_KERNELS: [MethodKernel; 4] = [
+/// Every method this crate runs, in the order of `Method::ALL` (a `const` for the public
+/// `wgsl::*_WGSL` constants; [`METHOD_KERNELS`] is its one instance).
+pub(crate) const KERNELS: [MethodKernel; 4] = [
     MethodKernel {
         method: Method::Linear,
         description: "linear blend (LBS)",
         palette_name: "skin_linear_palette",
         entry_type: "SkinAffine",
-        library: wgsl::LINEAR_WGSL,
+        library: include_str!("../shaders/linear.wgsl"),
         example_body: "    let m = skin_linear_blend4(v.joints, v.weights);
     let world = skin_affine_point(m, v.position);
     let normal = skin_linear_normal(m, v.normal);
@@ -166,7 +168,7 @@ static METHOD_KERNELS: [MethodKernel; 4] = [
         description: "dual quaternion (DQS)",
         palette_name: "skin_dual_quat_palette",
         entry_type: "SkinDualQuatJoint",
-        library: wgsl::DUAL_QUAT_WGSL,
+        library: include_str!("../shaders/dual_quat.wgsl"),
         example_body: "    let b = skin_dual_quat_blend4(v.joints, v.weights);
     let world = skin_dual_quat_blend_point(b, v.position);
     let normal = skin_dual_quat_blend_normal(b, v.normal);
@@ -182,7 +184,7 @@ static METHOD_KERNELS: [MethodKernel; 4] = [
         description: "centers-of-rotation (CoR)",
         palette_name: "skin_cor_palette",
         entry_type: "SkinCorJoint",
-        library: wgsl::COR_WGSL,
+        library: include_str!("../shaders/center_of_rotation.wgsl"),
         example_body: "    let b = skin_cor_blend4(v.joints, v.weights, v.center);
     let world = skin_dual_quat_blend_point(b, v.position);
     let normal = skin_dual_quat_blend_normal(b, v.normal);
@@ -198,7 +200,7 @@ static METHOD_KERNELS: [MethodKernel; 4] = [
         description: "blended LBS/DQS",
         palette_name: "skin_blended_palette",
         entry_type: "SkinCorJoint",
-        library: wgsl::BLENDED_WGSL,
+        library: include_str!("../shaders/blended.wgsl"),
         example_body: "    let b = skin_blended_blend4(v.joints, v.weights, v.blend);
     let world = skin_blended_point(b, v.position);
     let normal = skin_blended_normal(b, v.normal);
@@ -210,6 +212,9 @@ static METHOD_KERNELS: [MethodKernel; 4] = [
         header_entry_lines: &BLENDED_ENTRY_LINES,
     },
 ];
+
+/// The table's one instance.
+static METHOD_KERNELS: [MethodKernel; 4] = KERNELS;
 
 /// Every method's entry, in the order of `Method::ALL`.
 pub(crate) fn method_kernels() -> &'static [MethodKernel] {
@@ -223,25 +228,13 @@ pub(crate) fn method_kernel(method: Method) -> &'static MethodKernel {
 
 /// `method`'s position in [`method_kernels`] (and in a device's pipelines): its place in
 /// `Method::ALL` (test `the_table_follows_method_all`).
-pub(crate) fn method_index(method: Method) -> usize {
+pub(crate) const fn method_index(method: Method) -> usize {
     match method {
         Method::Linear => 0,
         Method::DualQuaternion => 1,
         Method::CenterOfRotation => 2,
         Method::Blended => 3,
     }
-}
-
-/// The WGSL declaring `kernel`'s palette at `@group(group) @binding(binding)` (a read-only
-/// storage buffer), then the shared structs and the method's functions. Allocates.
-pub(crate) fn skinning_wgsl(kernel: &MethodKernel, group: u32, binding: u32) -> String {
-    format!(
-        "@group({group}) @binding({binding}) var<storage, read> {}: array<{}>;\n{}\n{}\n",
-        kernel.palette_name,
-        kernel.entry_type,
-        wgsl::SKINNING_WGSL,
-        kernel.library
-    )
 }
 
 #[cfg(test)]

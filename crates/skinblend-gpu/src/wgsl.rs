@@ -47,22 +47,21 @@
 
 use skinblend::Method;
 
-#[cfg(feature = "compute")]
 use crate::methods::MethodKernel;
-use crate::methods::{method_kernel, skinning_wgsl};
+use crate::methods::{method_index, method_kernel, KERNELS};
 
 /// Structs and helpers shared by every method (the DQS blend, which CoR finishes too, included);
 /// declares no bindings.
 pub const SKINNING_WGSL: &str = include_str!("../shaders/skinning.wgsl");
 /// LBS functions; need [`SKINNING_WGSL`] and a `skin_linear_palette` declaration.
-pub const LINEAR_WGSL: &str = include_str!("../shaders/linear.wgsl");
+pub const LINEAR_WGSL: &str = KERNELS[method_index(Method::Linear)].library;
 /// DQS functions; need [`SKINNING_WGSL`] and a `skin_dual_quat_palette` declaration.
-pub const DUAL_QUAT_WGSL: &str = include_str!("../shaders/dual_quat.wgsl");
+pub const DUAL_QUAT_WGSL: &str = KERNELS[method_index(Method::DualQuaternion)].library;
 /// CoR functions; need [`SKINNING_WGSL`] and a `skin_cor_palette` declaration.
-pub const COR_WGSL: &str = include_str!("../shaders/center_of_rotation.wgsl");
+pub const COR_WGSL: &str = KERNELS[method_index(Method::CenterOfRotation)].library;
 /// Blended (LBS/DQS) functions; need [`SKINNING_WGSL`] and a `skin_blended_palette`
 /// declaration.
-pub const BLENDED_WGSL: &str = include_str!("../shaders/blended.wgsl");
+pub const BLENDED_WGSL: &str = KERNELS[method_index(Method::Blended)].library;
 
 /// The compute kernels' shared part: bindings, parameters, counters (`shaders/compute.wgsl`);
 /// each method's own part is its `crate::methods::MethodKernel::compute`.
@@ -101,6 +100,15 @@ pub fn cor_skinning_wgsl(group: u32, binding: u32) -> String {
 #[must_use]
 pub fn blended_skinning_wgsl(group: u32, binding: u32) -> String {
     skinning_wgsl(method_kernel(Method::Blended), group, binding)
+}
+
+/// The WGSL declaring `kernel`'s palette at `@group(group) @binding(binding)` (a read-only
+/// storage buffer), then the shared structs and the method's functions. Allocates.
+pub(crate) fn skinning_wgsl(kernel: &MethodKernel, group: u32, binding: u32) -> String {
+    format!(
+        "@group({group}) @binding({binding}) var<storage, read> {}: array<{}>;\n{SKINNING_WGSL}\n{}\n",
+        kernel.palette_name, kernel.entry_type, kernel.library
+    )
 }
 
 /// The compute module of `kernel`'s method: its palette at binding 8, its functions, the shared

@@ -2,7 +2,7 @@
 
 use thiserror::Error;
 
-use crate::types::Method;
+use crate::types::{Method, VertexInput};
 
 /// Everything that can be wrong with the data handed to `skinblend`.
 ///
@@ -272,5 +272,17 @@ impl std::str::FromStr for Method {
             .ok_or_else(|| SkinError::UnknownMethod {
                 name: name.to_owned(),
             })
+    }
+}
+
+impl SkinError {
+    /// The error for a mesh of `vertex_count` vertices given to a method that needs
+    /// `vertex_input` ([`Method::vertex_input`]) without it.
+    #[must_use]
+    pub fn missing_vertex_input(vertex_input: VertexInput, vertex_count: usize) -> Self {
+        match vertex_input {
+            VertexInput::RotationCenters => SkinError::MissingRotationCenters { vertex_count },
+            VertexInput::BlendValues => SkinError::MissingBlendValues { vertex_count },
+        }
     }
 }

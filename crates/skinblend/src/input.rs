@@ -8,6 +8,7 @@ use glam::{Vec3, Vec4};
 use crate::blend_values::{BlendValues, CheckedBlend};
 use crate::error::SkinError;
 use crate::influences::Influences;
+use crate::types::VertexInput;
 use crate::vertex_blocks::VertexBlocks;
 
 thread_local! {
@@ -134,6 +135,16 @@ impl<'a> SkinInput<'a> {
     /// The checked blend values, if given.
     pub(crate) fn checked_blend(&self) -> Option<CheckedBlend<'a>> {
         self.blend
+    }
+
+    /// Whether this input carries `vertex_input` (a method's per-vertex input,
+    /// [`crate::Method::vertex_input`]).
+    #[must_use]
+    pub fn has_vertex_input(&self, vertex_input: VertexInput) -> bool {
+        match vertex_input {
+            VertexInput::RotationCenters => self.rotation_centers.is_some(),
+            VertexInput::BlendValues => self.blend.is_some(),
+        }
     }
 
     /// The mesh's blocks, where the input comes from a [`crate::SkinMesh`].

@@ -134,8 +134,8 @@ pub(crate) fn check_call(
         check_length("output tangents", n, tangents.len())?;
     }
     if let Some(needed) = palette.method().vertex_input() {
-        if !needed.in_input(input) {
-            return Err(needed.missing(n));
+        if !input.has_vertex_input(needed) {
+            return Err(SkinError::missing_vertex_input(needed, n));
         }
     }
     let joint_count = input.influences().joint_count();

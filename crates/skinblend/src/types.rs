@@ -155,27 +155,6 @@ impl VertexInput {
             VertexInput::BlendValues => "blend values",
         }
     }
-
-    /// Whether `input` carries it.
-    #[must_use]
-    pub fn in_input(self, input: &crate::SkinInput<'_>) -> bool {
-        match self {
-            VertexInput::RotationCenters => input.rotation_centers().is_some(),
-            VertexInput::BlendValues => input.blend_values().is_some(),
-        }
-    }
-
-    /// The error for a mesh of `vertex_count` vertices given to a method that needs this input
-    /// without it.
-    #[must_use]
-    pub fn missing(self, vertex_count: usize) -> crate::SkinError {
-        match self {
-            VertexInput::RotationCenters => {
-                crate::SkinError::MissingRotationCenters { vertex_count }
-            }
-            VertexInput::BlendValues => crate::SkinError::MissingBlendValues { vertex_count },
-        }
-    }
 }
 
 impl std::fmt::Display for Method {
