@@ -112,8 +112,15 @@ impl FromWorld for SkinblendCache {
     }
 }
 
+/// Blend-constant materials (`Blended`'s, by constant) kept before they are dropped from the
+/// cache (entities keep theirs alive): a [`crate::DqBlend`] changed every frame would otherwise
+/// add a material each frame and keep every one. For every base material together.
+pub(crate) const BLEND_CONSTANT_MATERIALS_KEPT: usize = 64;
+
 /// The plugin's material for `base` skinned by `method` with the blend constant `dq_blend`
-/// (`Blended` without the file's values; pass 0 otherwise), made once per triple.
+/// (`Blended` without the file's values; pass 0 otherwise), made once per triple while the
+/// cache keeps it (at most [`BLEND_CONSTANT_MATERIALS_KEPT`] of `Blended`'s: past that they are
+/// all dropped from the cache and made again when asked for).
 pub(crate) fn material_for(
     cache: &mut MaterialCache,
     palettes: &[Handle<ShaderBuffer>; 3],
@@ -128,6 +135,15 @@ pub(crate) fn material_for(
         return Some(handle.clone());
     }
     let base_material = standard_materials.get(base)?.clone();
+    if method == SkinningMethod::Blended {
+        let blended = cache
+            .keys()
+            .filter(|(_, m, _)| *m == SkinningMethod::Blended)
+            .count();
+        if blended >= BLEND_CONSTANT_MATERIALS_KEPT {
+            cache.retain(|(_, m, _), _| *m != SkinningMethod::Blended);
+        }
+    }
     let handle = materials.add(SkinblendMaterial {
         base: base_material,
         extension: SkinblendExtension {

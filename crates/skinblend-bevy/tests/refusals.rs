@@ -17,8 +17,8 @@ use bevy::mesh::skinning::{SkinnedMesh, SkinnedMeshInverseBindposes};
 use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
 use skinblend_bevy::{
-    prepare_mesh, DqBlend, SkinblendPrimitiveExtras, SkinblendSkinned, SkinningMethod,
-    ATTRIBUTE_SKINBLEND_DQ_BLEND,
+    prepare_mesh, DqBlend, SkinblendMaterial, SkinblendPrimitiveExtras, SkinblendSkinned,
+    SkinningMethod, ATTRIBUTE_SKINBLEND_DQ_BLEND,
 };
 
 /// Every warning logged in this process, as its message.
@@ -233,6 +233,25 @@ fn refused_meshes_warn_once_and_stay_with_bevy() {
         "blended with a DqBlend added later was not skinned"
     );
     assert_eq!(warnings_about(no_values).len(), 1, "one warning in all");
+
+    // A DqBlend changed every frame (a slider): each value needs its own material, and the
+    // plugin keeps at most 64 of them (`BLEND_CONSTANT_MATERIALS_KEPT`), so the materials stay
+    // far below the 200 values; keeping every one would leave over 200.
+    for step in 0..200u16 {
+        app.world_mut()
+            .entity_mut(no_values)
+            .insert(DqBlend(f32::from(step) / 200.0));
+        app.update();
+    }
+    assert!(
+        app.world().get::<SkinblendSkinned>(no_values).is_some(),
+        "blended with a changing DqBlend was not skinned"
+    );
+    let materials = app.world().resource::<Assets<SkinblendMaterial>>().len();
+    assert!(
+        materials <= 100,
+        "{materials} SkinblendMaterials after 200 DqBlend values: the plugin keeps them all"
+    );
 
     // A skinned entity switched to blended without values: given back, one warning.
     app.world_mut()
