@@ -70,46 +70,63 @@ pub struct PreparedPalette {
 /// `PreparedPalette::signed_offsets`), or leaves it empty above
 /// [`PIVOT_SIGN_TABLE_MAX_JOINTS`]. Each dot is `(x·x' + z·z') + (y·y' + w·w')`, the grouping
 /// of glam's `Quat::dot` that [`DualQuat::real_dot`] (the scalar kernel's test) uses, so every
-/// entry decides as the scalar kernel does (test `pivot_sign_table_matches_real_dot`); written
-/// over the components copied apart so that the compiler vectorizes it. Allocates only the
-/// first time (or when the joint count grows).
+/// entry decides as the scalar kernel does (test `pivot_sign_table_matches_real_dot`). Eight
+/// entries at a time with AVX2 (`simd::sign_table`), else [`pivot_sign_rows_scalar`]. A table
+/// of the same joint count is written over in place: its entries past the joint count are
+/// already 0. Allocates only the first time (or when the joint count grows).
 fn signed_offsets_into(dual_quats: &[DualQuat], offsets: &mut Vec<u16>) {
-    offsets.clear();
     let joints = dual_quats.len();
     if joints > PIVOT_SIGN_TABLE_MAX_JOINTS {
+        offsets.clear();
         return;
     }
-    let mut components = [[0.0f32; PIVOT_SIGN_TABLE_MAX_JOINTS]; 4];
+    if offsets.len() != joints * PIVOT_SIGN_TABLE_MAX_JOINTS {
+        offsets.clear();
+        offsets.resize(joints * PIVOT_SIGN_TABLE_MAX_JOINTS, 0);
+    }
+    let mut real = [[0.0f32; PIVOT_SIGN_TABLE_MAX_JOINTS]; 4];
     for (j, dq) in dual_quats.iter().enumerate() {
         for (c, value) in dq.real.to_array().into_iter().enumerate() {
-            components[c][j] = value;
+            real[c][j] = value;
         }
     }
-    let [x, y, z, w] = components.each_ref().map(|c| &c[..joints]);
-    offsets.reserve(joints * PIVOT_SIGN_TABLE_MAX_JOINTS);
-    // Entries past the joint count stay 0 (line 0: a valid offset, never read). Compiled for
-    // AVX2 where the CPU has it, eight entries per instruction.
-    let mut row = [0u16; PIVOT_SIGN_TABLE_MAX_JOINTS];
-    crate::vectorize::vectorized(
-        #[inline(always)]
-        || {
-            for pivot in dual_quats {
-                let [px, py, pz, pw] = pivot.real.to_array();
-                for (j, offset) in row[..joints].iter_mut().enumerate() {
-                    let dot = (x[j] * px + z[j] * pz) + (y[j] * py + w[j] * pw);
-                    // Below 128 · 128 (asserted with the constants): the cast keeps every bit.
-                    let line = (j * SIGNED_ENTRY_STRIDE_BYTES) as u16;
-                    *offset = line
-                        | if dot < 0.0 {
-                            SIGNED_ENTRY_FLIP_BYTES
-                        } else {
-                            0
-                        };
-                }
-                offsets.extend_from_slice(&row);
-            }
-        },
-    );
+    #[cfg(target_arch = "x86_64")]
+    if let Some(avx2) = crate::simd::cpu::Avx2Fma::detect() {
+        // SAFETY: the token proves AVX2 (`Avx2Fma::detect`).
+        unsafe { crate::simd::sign_table::pivot_sign_rows(avx2, &real, joints, offsets) };
+        return;
+    }
+    pivot_sign_rows_scalar(&real, joints, offsets);
+}
+
+/// The pivot sign table's definition: entry `pivot · PIVOT_SIGN_TABLE_MAX_JOINTS + joint` of
+/// `rows`, for `pivot` and `joint` below `joints`, is `joint · SIGNED_ENTRY_STRIDE_BYTES`, plus
+/// `SIGNED_ENTRY_FLIP_BYTES` where the dot of the two joints' rotation parts (`real`: `x`, `y`,
+/// `z`, `w` of each joint) is below 0; other entries are left as they are.
+fn pivot_sign_rows_scalar(
+    real: &[[f32; PIVOT_SIGN_TABLE_MAX_JOINTS]; 4],
+    joints: usize,
+    rows: &mut [u16],
+) {
+    let [x, y, z, w] = real.each_ref().map(|c| &c[..joints]);
+    for (pivot, row) in rows
+        .chunks_exact_mut(PIVOT_SIGN_TABLE_MAX_JOINTS)
+        .take(joints)
+        .enumerate()
+    {
+        let [px, py, pz, pw] = [x[pivot], y[pivot], z[pivot], w[pivot]];
+        for (j, offset) in row[..joints].iter_mut().enumerate() {
+            let dot = (x[j] * px + z[j] * pz) + (y[j] * py + w[j] * pw);
+            // Below 128 · 128 (asserted with the constants): the cast keeps every bit.
+            let line = (j * SIGNED_ENTRY_STRIDE_BYTES) as u16;
+            *offset = line
+                | if dot < 0.0 {
+                    SIGNED_ENTRY_FLIP_BYTES
+                } else {
+                    0
+                };
+        }
+    }
 }
 
 /// The shortest and the longest length of the rotation parts of `dual_quats`: `(∞, 0)` for
@@ -210,7 +227,9 @@ impl PreparedPalette {
         self.dual_quats.clear();
         self.residuals.clear();
         self.rigid.clear();
-        self.signed_offsets.clear();
+        // Taken so that an error leaves the palette without a table, and put back, written
+        // over in place, when the split succeeds.
+        let mut signed_offsets = std::mem::take(&mut self.signed_offsets);
         self.signed_entries.clear();
         self.largest_column_length = 0.0;
         self.real_length_range = real_length_range(&[]);
@@ -244,7 +263,8 @@ impl PreparedPalette {
                 self.residuals.push(split.residual_affine());
                 self.rigid.push(split.residual.is_none());
             }
-            signed_offsets_into(&self.dual_quats, &mut self.signed_offsets);
+            signed_offsets_into(&self.dual_quats, &mut signed_offsets);
+            self.signed_offsets = signed_offsets;
             self.real_length_range = real_length_range(&self.dual_quats);
         } else {
             self.non_rigid_joints = non_rigid_count(palette, tolerance);

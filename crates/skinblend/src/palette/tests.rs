@@ -93,9 +93,41 @@ fn pivot_sign_table_matches_real_dot() {
             });
         }
     }
-    // Straight from the quaternions (a prepared palette would normalize them first).
+    // Straight from the quaternions (a prepared palette would normalize them first): the
+    // table as built (AVX2 where the CPU has it), then written over in place for the same
+    // joints with other signs (the tails must stay 0), and the scalar definition on its own.
     let mut offsets = Vec::new();
     signed_offsets_into(&dual_quats, &mut offsets);
+    assert_table(&dual_quats, &offsets);
+    let mut turned = dual_quats.clone();
+    for dq in turned.iter_mut().step_by(2) {
+        *dq = dq.negated();
+    }
+    signed_offsets_into(&turned, &mut offsets);
+    assert_table(&turned, &offsets);
+    let mut real = [[0.0f32; PIVOT_SIGN_TABLE_MAX_JOINTS]; 4];
+    for (j, dq) in dual_quats.iter().enumerate() {
+        for (c, value) in dq.real.to_array().into_iter().enumerate() {
+            real[c][j] = value;
+        }
+    }
+    let mut scalar = vec![0u16; dual_quats.len() * PIVOT_SIGN_TABLE_MAX_JOINTS];
+    pivot_sign_rows_scalar(&real, dual_quats.len(), &mut scalar);
+    assert_table(&dual_quats, &scalar);
+    let many = vec![Mat4::IDENTITY; PIVOT_SIGN_TABLE_MAX_JOINTS + 1];
+    let mut large = prepare(&many, None, Method::CenterOfRotation).unwrap();
+    assert!(large.signed_offsets.is_empty());
+    large.update(&many[..PIVOT_SIGN_TABLE_MAX_JOINTS]).unwrap();
+    assert_eq!(
+        large.signed_offsets.len(),
+        PIVOT_SIGN_TABLE_MAX_JOINTS * PIVOT_SIGN_TABLE_MAX_JOINTS
+    );
+}
+
+/// `offsets` is the pivot sign table of `dual_quats`: each entry is the scalar kernel's test,
+/// the joint's line plus the flip where `real_dot < 0`, and every entry past the joint count
+/// is 0; and the palette flips somewhere.
+fn assert_table(dual_quats: &[DualQuat], offsets: &[u16]) {
     let joints = dual_quats.len();
     assert_eq!(offsets.len(), joints * PIVOT_SIGN_TABLE_MAX_JOINTS);
     let mut flips = 0;
@@ -115,14 +147,6 @@ fn pivot_sign_table_matches_real_dot() {
         assert!(row[joints..].iter().all(|&offset| offset == 0));
     }
     assert!(flips > joints, "the palette flips: {flips}");
-    let many = vec![Mat4::IDENTITY; PIVOT_SIGN_TABLE_MAX_JOINTS + 1];
-    let mut large = prepare(&many, None, Method::CenterOfRotation).unwrap();
-    assert!(large.signed_offsets.is_empty());
-    large.update(&many[..PIVOT_SIGN_TABLE_MAX_JOINTS]).unwrap();
-    assert_eq!(
-        large.signed_offsets.len(),
-        PIVOT_SIGN_TABLE_MAX_JOINTS * PIVOT_SIGN_TABLE_MAX_JOINTS
-    );
 }
 
 /// The signed entries the pivot sign table points into, on cache lines, through
