@@ -257,12 +257,14 @@ impl PreparedPalette {
         if method.uses_rigid_split() {
             let centers = &self.centers;
             let center = |joint: usize| centers.get(joint).copied().unwrap_or(Vec3::ZERO);
-            for split in split_each(palette, center, tolerance) {
-                self.non_rigid_joints += usize::from(split.residual.is_some());
-                self.dual_quats.push(split.dq);
-                self.residuals.push(split.residual_affine());
-                self.rigid.push(split.residual.is_none());
-            }
+            let (dual_quats, residuals, rigid) =
+                (&mut self.dual_quats, &mut self.residuals, &mut self.rigid);
+            split_each(palette, center, tolerance, |split| {
+                dual_quats.push(split.dq);
+                residuals.push(split.residual_affine());
+                rigid.push(split.residual.is_none());
+            });
+            self.non_rigid_joints = self.rigid.iter().filter(|&&rigid| !rigid).count();
             signed_offsets_into(&self.dual_quats, &mut signed_offsets);
             self.signed_offsets = signed_offsets;
             self.real_length_range = real_length_range(&self.dual_quats);

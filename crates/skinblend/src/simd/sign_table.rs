@@ -14,10 +14,10 @@ use super::layout::{
 /// `joints` unread): per pivot and eight joints, the dots `(x·x' + z·z') + (y·y' + w·w')` as
 /// multiplies and adds in that order (no FMA, so every sign is the scalar kernel's), a compare
 /// and the flip bit added to the joints' line offsets. Entries past `joints` are written 0 up to
-/// the next multiple of eight and left as they are after it. `PreparedPalette::update` with
-/// 64 DQS joints: 6.4–6.7 µs against 7.7–7.8 µs with the compiler's loop (128 joints: 14.7–15.3
-/// against 17.3–17.7), builds alternated six times (`examples/palette_update.rs`), one AMD EPYC
-/// VM thread.
+/// the next multiple of eight and left as they are after it. Against the compiler's loop, it
+/// takes 1.1–1.3 µs off `PreparedPalette::update` at 64 DQS joints (7.7–7.8 to 6.4–6.7 µs)
+/// and 2.3–2.6 µs at 128, builds alternated six times (`examples/palette_update.rs`), one AMD
+/// EPYC VM thread.
 ///
 /// # Panics
 /// Where `joints` exceeds [`PIVOT_SIGN_TABLE_MAX_JOINTS`] or `rows` is shorter than `joints`
