@@ -1,14 +1,12 @@
 //! One joint's rigid/residual split as the kernels read it, and its backward: the same
-//! Gram–Schmidt, mirror rule, rigid tolerance and quaternion as `rigid_split.rs`, in `T`.
+//! Gram–Schmidt, mirror rule, rigid tolerance and quaternion as `rigid_split`, in `T`.
+
+use crate::rigid_split::DEGENERATE_RELATIVE;
 
 use super::real::{
     add, conjugate, cross, dot, identity_m34, length, pure, qmul, scale, sub, vector, Real, M34, Q,
     V3,
 };
-
-/// A column whose Gram–Schmidt remainder is at most this fraction of the largest column is
-/// zero: the library's `DEGENERATE_RELATIVE`, the same decision.
-const DEGENERATE_RELATIVE: f32 = 1e-6;
 
 /// Where a joint's gradient parts sit in its accumulator of [`JOINT_GRADS`] values.
 pub(crate) const G_MATRIX: usize = 0;

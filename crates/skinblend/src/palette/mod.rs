@@ -1,5 +1,5 @@
 //! Per-frame palette preparation: validation, and for DQS and CoR the rigid/residual split
-//! (`rigid_split.rs`) and the pivot sign table the SIMD kernels read.
+//! (`rigid_split`) and the pivot sign table the SIMD kernels read.
 //!
 //! What is built depends only on the [`PaletteSpec`] (method and rigid tolerance): LBS palettes
 //! hold the 3x4 maps and no split; how a call runs ([`crate::RunOptions`]) is not stored here.

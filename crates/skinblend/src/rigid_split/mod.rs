@@ -13,7 +13,7 @@ pub(crate) use lanes::{non_rigid_count, split_each};
 /// A column whose Gram–Schmidt remainder is at most this fraction of the largest column is
 /// treated as zero: the matrix has no usable rotation basis. Well above f32 round-off (1.2e-7 per
 /// operation) so a column parallel to another is caught, well below real scales.
-const DEGENERATE_RELATIVE: f32 = 1e-6;
+pub(crate) const DEGENERATE_RELATIVE: f32 = 1e-6;
 
 /// A skin matrix `M = [A | t]` split into the rigid motion a dual quaternion carries exactly and
 /// the residual it cannot.
