@@ -121,15 +121,29 @@ pub(crate) fn check_columns(name: &str, shape: &[usize], columns: usize) -> PyRe
 
 /// `[J, 4, 4]` row-major matrices (`v' = M @ v`) as glam's column-major `Mat4`s.
 pub(crate) fn matrices(name: &str, data: &[f32], shape: &[usize]) -> PyResult<Vec<Mat4>> {
+    let mut matrices = Vec::new();
+    matrices_into(name, data, shape, &mut matrices)?;
+    Ok(matrices)
+}
+
+/// [`matrices`] into `out` (cleared first; it allocates only to grow).
+pub(crate) fn matrices_into(
+    name: &str,
+    data: &[f32],
+    shape: &[usize],
+    out: &mut Vec<Mat4>,
+) -> PyResult<()> {
     if shape.len() < 2 || shape[shape.len() - 1] != 4 || shape[shape.len() - 2] != 4 {
         return Err(PyValueError::new_err(format!(
             "{name}: expected shape (J, 4, 4), got {shape:?}"
         )));
     }
-    Ok(data
-        .chunks_exact(16)
-        .map(|m| Mat4::from_cols_slice(m).transpose())
-        .collect())
+    out.clear();
+    out.extend(
+        data.chunks_exact(16)
+            .map(|m| Mat4::from_cols_slice(m).transpose()),
+    );
+    Ok(())
 }
 
 pub(crate) fn triangles(name: &str, array: &PyReadonlyArray2<'_, u32>) -> PyResult<Vec<[u32; 3]>> {
@@ -144,11 +158,18 @@ pub(crate) fn diagnostics_dict<'py>(
     py: Python<'py>,
     d: &Diagnostics,
 ) -> PyResult<Bound<'py, PyDict>> {
+    // Interned keys: made once per process, not four new strings per frame.
     let dict = PyDict::new(py);
-    dict.set_item("singular_normal_matrices", d.singular_normal_matrices)?;
-    dict.set_item("non_rigid_joints", d.non_rigid_joints)?;
-    dict.set_item("sign_flips", d.sign_flips)?;
-    dict.set_item("unweighted_vertices", d.unweighted_vertices)?;
+    dict.set_item(
+        pyo3::intern!(py, "singular_normal_matrices"),
+        d.singular_normal_matrices,
+    )?;
+    dict.set_item(pyo3::intern!(py, "non_rigid_joints"), d.non_rigid_joints)?;
+    dict.set_item(pyo3::intern!(py, "sign_flips"), d.sign_flips)?;
+    dict.set_item(
+        pyo3::intern!(py, "unweighted_vertices"),
+        d.unweighted_vertices,
+    )?;
     Ok(dict)
 }
 

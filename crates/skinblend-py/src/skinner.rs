@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-use glam::Vec3;
+use glam::{Mat4, Vec3};
 use numpy::{
     PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3, PyReadonlyArrayDyn, PyReadwriteArray2,
     PyReadwriteArray3, PyUntypedArrayMethods,
@@ -18,8 +18,8 @@ use skinblend::{
 };
 
 use crate::convert::{
-    check_columns, check_threads, diagnostics_dict, matrices, on_threads, out_slice, parse_method,
-    skin_error, skin_on_threads, slice, vec3s, vec4s,
+    check_columns, check_threads, diagnostics_dict, matrices, matrices_into, on_threads, out_slice,
+    parse_method, skin_error, skin_on_threads, slice, vec3s, vec4s,
 };
 
 /// A mesh checked once (the core's `SkinMesh`, owning its attributes), and its palette
@@ -33,6 +33,9 @@ pub(crate) struct NativeSkinner {
     options: SkinOptions,
     threads: Option<usize>,
     prepared: Option<PreparedPalette>,
+    /// The last frame's palette as glam matrices, refilled by each `skin`: no allocation per
+    /// frame once the joint count is reached.
+    palette: Vec<Mat4>,
 }
 
 /// The arrays of a mesh as numpy gives them, before the core checks them.
@@ -249,6 +252,7 @@ impl NativeSkinner {
             },
             threads,
             prepared: None,
+            palette: Vec::new(),
         })
     }
 
@@ -262,7 +266,12 @@ impl NativeSkinner {
         out_normals: Option<PyReadwriteArray2<'py, f32>>,
         out_tangents: Option<PyReadwriteArray2<'py, f32>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let palette = matrices("palette", slice("palette", &palette)?, palette.shape())?;
+        matrices_into(
+            "palette",
+            slice("palette", &palette)?,
+            palette.shape(),
+            &mut self.palette,
+        )?;
         let (mut out_normals, mut out_tangents) = (out_normals, out_tangents);
         let outputs = outputs(
             &mut out_positions,
@@ -273,11 +282,12 @@ impl NativeSkinner {
         let this = &mut *self;
         let diagnostics = py.detach(|| {
             skin_on_threads(threads, || -> Result<Diagnostics, SkinError> {
+                let palette = &this.palette;
                 match this.prepared.as_mut() {
-                    Some(prepared) => prepared.update(&palette)?,
+                    Some(prepared) => prepared.update(palette)?,
                     None => {
                         this.prepared = Some(prepare(
-                            &palette,
+                            palette,
                             this.bind_origins.as_deref(),
                             &this.options,
                         )?);
