@@ -69,16 +69,12 @@ impl MeshArrays<'_> {
             slice("joints", &self.joints)?,
             slice("weights", &self.weights)?,
         );
-        let (mut joint_array, mut weight_array) = spare.unwrap_or_default();
-        joint_array.clear();
-        joint_array.extend_from_slice(joints);
-        weight_array.clear();
-        weight_array.extend_from_slice(weights);
-        Influences::new(
+        Influences::from_slices(
             self.joints.shape()[1],
-            joint_array,
-            weight_array,
+            joints,
+            weights,
             self.joint_count,
+            spare.unwrap_or_default(),
         )
         .map_err(skin_error)
     }

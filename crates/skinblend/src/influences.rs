@@ -112,26 +112,54 @@ impl Influences {
         joint_count: usize,
     ) -> Result<Self, SkinError> {
         let k = influences_per_vertex;
-        if k == 0 {
-            return Err(SkinError::ZeroInfluencesPerVertex);
-        }
-        if joints.len() != weights.len() {
-            return Err(SkinError::InfluenceArrayLengths {
-                joints: joints.len(),
-                weights: weights.len(),
-            });
-        }
-        if !joints.len().is_multiple_of(k) {
-            return Err(SkinError::InfluenceArrayNotWhole {
-                len: joints.len(),
-                influences_per_vertex: k,
-            });
-        }
-        check_joint_count(joint_count)?;
+        check_shape(k, &joints, &weights, joint_count)?;
         if let Some(error) = first_bad_slot(k, &joints, &weights, joint_count) {
             return Err(error);
         }
         Ok(Self::from_checked(k, joints, weights, joint_count))
+    }
+
+    /// [`Influences::new`] of copies of `joints` and `weights`, made in `spare` (cleared first;
+    /// it allocates only to grow), checked as they are copied: one pass over each array where
+    /// copying and then checking make two (a one-shot call from borrowed arrays, such as
+    /// Python's `skinblend.skin()`, which keeps `spare` between calls).
+    ///
+    /// # Errors
+    /// As [`Influences::new`].
+    pub fn from_slices(
+        influences_per_vertex: usize,
+        joints: &[u16],
+        weights: &[f32],
+        joint_count: usize,
+        spare: (Vec<u16>, Vec<f32>),
+    ) -> Result<Self, SkinError> {
+        let k = influences_per_vertex;
+        check_shape(k, joints, weights, joint_count)?;
+        let (mut joint_copy, mut weight_copy) = spare;
+        joint_copy.clear();
+        weight_copy.clear();
+        let (largest_joint, weights_ok) = crate::vectorize::vectorized(
+            #[inline(always)]
+            || {
+                let mut largest = 0u16;
+                joint_copy.extend(joints.iter().map(|&joint| {
+                    largest = largest.max(joint);
+                    joint
+                }));
+                let mut ok = true;
+                weight_copy.extend(weights.iter().map(|&weight| {
+                    ok &= finite_non_negative(weight);
+                    weight
+                }));
+                (largest, ok)
+            },
+        );
+        if !(joints_below(largest_joint, joint_count) && weights_ok) {
+            if let Some(error) = first_bad_slot(k, joints, weights, joint_count) {
+                return Err(error);
+            }
+        }
+        Ok(Self::from_checked(k, joint_copy, weight_copy, joint_count))
     }
 
     /// Wraps arrays already checked (whole vertices, joints in range, weights finite and
@@ -362,9 +390,7 @@ fn first_bad_slot(
             )
         },
     );
-    // Every u16 is below a joint count above u16::MAX.
-    let joints_ok = u16::try_from(joint_count).map_or(true, |limit| largest_joint < limit);
-    if joints_ok && weights_ok {
+    if joints_below(largest_joint, joint_count) && weights_ok {
         return None;
     }
     for (i, (&joint, &weight)) in joints.iter().zip(weights).enumerate() {
@@ -395,6 +421,38 @@ fn first_bad_slot(
 fn finite_non_negative(weight: f32) -> bool {
     let bits = weight.to_bits();
     (bits < f32::INFINITY.to_bits()) | (bits == (-0.0f32).to_bits())
+}
+
+/// Whether every joint up to `largest_joint` is below `joint_count` (every u16 is below a joint
+/// count above `u16::MAX`).
+fn joints_below(largest_joint: u16, joint_count: usize) -> bool {
+    u16::try_from(joint_count).map_or(true, |limit| largest_joint < limit)
+}
+
+/// The checks of [`Influences::new`] that need no pass over the arrays: `k` slots per vertex
+/// (at least one), as many joints as weights, whole vertices, and the joint count.
+fn check_shape(
+    k: usize,
+    joints: &[u16],
+    weights: &[f32],
+    joint_count: usize,
+) -> Result<(), SkinError> {
+    if k == 0 {
+        return Err(SkinError::ZeroInfluencesPerVertex);
+    }
+    if joints.len() != weights.len() {
+        return Err(SkinError::InfluenceArrayLengths {
+            joints: joints.len(),
+            weights: weights.len(),
+        });
+    }
+    if !joints.len().is_multiple_of(k) {
+        return Err(SkinError::InfluenceArrayNotWhole {
+            len: joints.len(),
+            influences_per_vertex: k,
+        });
+    }
+    check_joint_count(joint_count)
 }
 
 fn check_joint_count(joint_count: usize) -> Result<(), SkinError> {

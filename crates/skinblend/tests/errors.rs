@@ -86,6 +86,64 @@ fn joint_out_of_range_names_vertex_and_slot() {
     );
 }
 
+/// `Influences::from_slices` (copied and checked in one pass, into a spare that holds stale
+/// data) accepts what `Influences::new` accepts, with the same arrays, and refuses what it
+/// refuses, with the same error: every shape and value fault above, at the first, a middle and
+/// the last slot of meshes long enough for the vectorized pass (83 vertices × 4 slots).
+#[test]
+fn from_slices_decides_as_new() {
+    let k = 4;
+    let joints: Vec<u16> = (0..332).map(|i| (i * 7 % 5) as u16).collect();
+    let weights: Vec<f32> = (0..332).map(|i| 0.25 + (i % 3) as f32 * 0.125).collect();
+    let mut cases: Vec<(usize, Vec<u16>, Vec<f32>, usize)> = vec![
+        (k, joints.clone(), weights.clone(), 5),
+        (0, vec![], vec![], 1),
+        (2, vec![0, 0], vec![1.0], 1),
+        (4, vec![0; 6], vec![0.0; 6], 1),
+        (1, vec![0], vec![1.0], 70_000),
+        (k, joints.clone(), weights.clone(), 4),
+        (k, joints.clone(), weights.clone(), 0),
+    ];
+    for slot in [0, 165, 331] {
+        let mut bad_joint = joints.clone();
+        bad_joint[slot] = 9;
+        cases.push((k, bad_joint, weights.clone(), 5));
+        for weight in [f32::NAN, f32::INFINITY, -0.25, -0.0] {
+            let mut bad_weight = weights.clone();
+            bad_weight[slot] = weight;
+            cases.push((k, joints.clone(), bad_weight, 5));
+        }
+    }
+    for (case, (k, joints, weights, joint_count)) in cases.into_iter().enumerate() {
+        let spare = (vec![3u16; 17], vec![f32::NAN; 1000]);
+        let copied = Influences::from_slices(k, &joints, &weights, joint_count, spare);
+        let given = Influences::new(k, joints, weights, joint_count);
+        match (copied, given) {
+            (Ok(copied), Ok(given)) => {
+                assert_eq!(copied.joints(), given.joints(), "case {case}");
+                assert_eq!(
+                    copied
+                        .weights()
+                        .iter()
+                        .map(|w| w.to_bits())
+                        .collect::<Vec<_>>(),
+                    given
+                        .weights()
+                        .iter()
+                        .map(|w| w.to_bits())
+                        .collect::<Vec<_>>(),
+                    "case {case}"
+                );
+                assert_eq!(copied.joint_count(), given.joint_count(), "case {case}");
+            }
+            (Err(copied), Err(given)) => {
+                assert_eq!(format!("{copied:?}"), format!("{given:?}"), "case {case}")
+            }
+            (copied, given) => panic!("case {case}: from_slices {copied:?}, new {given:?}"),
+        }
+    }
+}
+
 #[test]
 fn invalid_weight_nan_infinite_negative() {
     for weight in [f32::NAN, f32::INFINITY, -0.25] {
