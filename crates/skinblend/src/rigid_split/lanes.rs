@@ -9,12 +9,12 @@ use super::{split_from_factors, Factors, RigidSplit, DEGENERATE_RELATIVE};
 use crate::dual_quat::DualQuat;
 
 /// How many of `matrices` (finite and affine) are not rigid motions within `rigid_tolerance`:
-/// `is_rigid_checked` (the tests' definition) on each, to the bit (the same operations in the same order, IEEE
-/// square roots and divisions), eight matrices side by side so that the compiler vectorizes
-/// them (LBS's palette preparation, 64 joints: 0.9 against 3.3 µs, one 2-core Xeon VM thread).
-/// The fold's closure stays out of line, built for SSE2: a `for` loop that inlines it into the
-/// AVX2 build measured slower (LBS's `update` at 64 joints 1.34–1.35 against 1.27–1.28 µs,
-/// `examples/palette_update.rs`, builds alternated four times, one AMD EPYC VM thread).
+/// `is_rigid_checked` (the tests' definition) on each, to the bit (the same operations in the
+/// same order, IEEE square roots and divisions), eight matrices side by side: with AVX2,
+/// `simd::rigid_split::non_rigid_count8` (LBS's `PreparedPalette::update` at 64 joints
+/// 0.73–0.74 µs against 1.28–1.29 µs for the compiler's vectorizing of [`FactorLanes::of`],
+/// builds alternated three times, `examples/palette_update.rs`, one AMD EPYC VM thread), else
+/// folded over [`FactorLanes::of`].
 pub(crate) fn non_rigid_count(matrices: &[Mat4], rigid_tolerance: f32) -> usize {
     let blocks = matrices.chunks_exact(RIGID_LANES);
     let rest = blocks
@@ -24,6 +24,20 @@ pub(crate) fn non_rigid_count(matrices: &[Mat4], rigid_tolerance: f32) -> usize 
             !Factors::of(&Mat3::from_mat4(**m)).is_some_and(|f| f.is_rigid(rigid_tolerance))
         })
         .count();
+    #[cfg(target_arch = "x86_64")]
+    if let Some(avx2) = crate::simd::cpu::Avx2Fma::detect() {
+        let whole = &matrices[..matrices.len() - blocks.remainder().len()];
+        // SAFETY: the token proves AVX2 and FMA (`Avx2Fma::detect`).
+        return rest
+            + unsafe {
+                crate::simd::rigid_split::non_rigid_count8(
+                    avx2,
+                    whole,
+                    rigid_tolerance,
+                    DEGENERATE_RELATIVE,
+                )
+            };
+    }
     crate::vectorize::vectorized(
         #[inline(always)]
         || {
@@ -36,12 +50,12 @@ pub(crate) fn non_rigid_count(matrices: &[Mat4], rigid_tolerance: f32) -> usize 
 }
 
 /// [`super::split_checked`] of every matrix, in order, about `center(joint)`, handed to
-/// `each`: eight at a time where none of the eight is degenerate ([`split_block`]), else and
-/// for the last `len % 8` one at a time; the same bits either way (test
-/// `side_by_side_rigidity_decides_as_one_matrix_at_a_time`). `PreparedPalette::update` with 64
-/// DQS joints: 5.9–6.0 µs against 6.4–6.7 µs splitting one at a time (128 joints: 13.5–13.8
-/// against 14.7–15.2), builds alternated four times (`examples/palette_update.rs`), one AMD
-/// EPYC VM thread.
+/// `each`: eight at a time where none of the eight is degenerate (with AVX2
+/// `simd::rigid_split::split8`, else [`split_block`]), else and for the last `len % 8` one at a
+/// time; the same bits every way (test `side_by_side_rigidity_decides_as_one_matrix_at_a_time`).
+/// `PreparedPalette::update` with 64 DQS joints: 3.1–3.2 µs with `split8` against 5.2–5.4 µs
+/// with the compiler's vectorizing of `split_block` (128 joints: 8.0–8.1 against 12.3–12.4),
+/// builds alternated three times (`examples/palette_update.rs`), one AMD EPYC VM thread.
 pub(crate) fn split_each(
     matrices: &[Mat4],
     center: impl Fn(usize) -> Vec3,
@@ -50,9 +64,37 @@ pub(crate) fn split_each(
 ) {
     let blocks = matrices.chunks_exact(RIGID_LANES);
     let rest = blocks.remainder();
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = crate::simd::cpu::Avx2Fma::detect();
     for (index, block) in blocks.enumerate() {
         let first = index * RIGID_LANES;
         let centers: [Vec3; RIGID_LANES] = std::array::from_fn(|lane| center(first + lane));
+        #[cfg(target_arch = "x86_64")]
+        if let Some(avx2) = avx2 {
+            let block: &[Mat4; RIGID_LANES] = block.try_into().expect("eight matrices");
+            // SAFETY: the token proves AVX2 and FMA (`Avx2Fma::detect`).
+            let split = unsafe {
+                crate::simd::rigid_split::split8(
+                    avx2,
+                    block,
+                    &centers,
+                    rigid_tolerance,
+                    DEGENERATE_RELATIVE,
+                )
+            };
+            if let Some(split) = split {
+                for lane in 0..RIGID_LANES {
+                    each(RigidSplit {
+                        dq: split.dual_quats[lane],
+                        residual: (!split.rigid[lane]).then(|| {
+                            residual(split.scale.map(|s| s[lane]), split.shear.map(|d| d[lane]))
+                        }),
+                        center: centers[lane],
+                    });
+                }
+                continue;
+            }
+        }
         crate::vectorize::vectorized(
             #[inline(always)]
             || {
@@ -92,7 +134,7 @@ pub(crate) fn split_each(
 /// `(t * rotation) * 0.5` term by term as glam's SSE2 `Quat * Quat` sums it (`((tx·qw + tw·qx) +
 /// (ty·qz − tz·qy))` for `x`, and so on), with the same operations in the same order.
 #[inline(always)]
-fn split_block(
+pub(super) fn split_block(
     block: &[Mat4],
     factors: &FactorLanes,
     centers: &[Vec3; RIGID_LANES],
@@ -168,29 +210,35 @@ fn split_block(
     let dw =
         lanes(|l| ((-(tx[l] * qx[l]) + tw * qw[l]) + (-(ty[l] * qy[l]) + -(tz[l] * qz[l]))) * 0.5);
     let rigid = factors.rigid(rigid_tolerance);
-    std::array::from_fn(|l| {
-        let [sx, sy, sz] = factors.scale.each_ref().map(|s| s[l]);
-        let [d01, d02, d12] = factors.shear.each_ref().map(|d| d[l]);
-        RigidSplit {
-            dq: DualQuat {
-                real: Quat::from_xyzw(qx[l], qy[l], qz[l], qw[l]),
-                dual: Quat::from_xyzw(dx[l], dy[l], dz[l], dw[l]),
-            },
-            // Column-major: S = Rᵀ A = [[sx, d01, d02], [0, sy, d12], [0, 0, sz]].
-            residual: (!rigid[l]).then(|| {
-                Mat3::from_cols(
-                    Vec3::new(sx, 0.0, 0.0),
-                    Vec3::new(d01, sy, 0.0),
-                    Vec3::new(d02, d12, sz),
-                )
-            }),
-            center: centers[l],
-        }
+    std::array::from_fn(|l| RigidSplit {
+        dq: DualQuat {
+            real: Quat::from_xyzw(qx[l], qy[l], qz[l], qw[l]),
+            dual: Quat::from_xyzw(dx[l], dy[l], dz[l], dw[l]),
+        },
+        residual: (!rigid[l]).then(|| {
+            residual(
+                factors.scale.each_ref().map(|s| s[l]),
+                factors.shear.each_ref().map(|d| d[l]),
+            )
+        }),
+        center: centers[l],
     })
+}
+
+/// `S` from its diagonal `[sx, sy, sz]` and upper triangle `[d01, d02, d12]`, column-major:
+/// `S = Rᵀ A = [[sx, d01, d02], [0, sy, d12], [0, 0, sz]]`.
+fn residual([sx, sy, sz]: [f32; 3], [d01, d02, d12]: [f32; 3]) -> Mat3 {
+    Mat3::from_cols(
+        Vec3::new(sx, 0.0, 0.0),
+        Vec3::new(d01, sy, 0.0),
+        Vec3::new(d02, d12, sz),
+    )
 }
 
 /// Matrices whose factors [`FactorLanes`] computes side by side.
 pub(super) const RIGID_LANES: usize = 8;
+#[cfg(target_arch = "x86_64")]
+const _: () = assert!(RIGID_LANES == crate::simd::rigid_split::SPLIT_LANES);
 
 /// One component of eight matrices.
 type Lanes = [f32; RIGID_LANES];
@@ -202,7 +250,7 @@ pub(super) struct FactorLanes {
     scale: [Lanes; 3],
     shear: [Lanes; 3],
     mirrored: [bool; RIGID_LANES],
-    degenerate: [bool; RIGID_LANES],
+    pub(super) degenerate: [bool; RIGID_LANES],
 }
 
 impl FactorLanes {

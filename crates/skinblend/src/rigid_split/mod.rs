@@ -226,24 +226,24 @@ thread_local! {
 
 #[cfg(test)]
 mod tests {
-    use super::lanes::{FactorLanes, RIGID_LANES};
+    use super::lanes::{split_block, FactorLanes, RIGID_LANES};
     use super::*;
     use crate::types::DEFAULT_RIGID_TOLERANCE;
 
     /// f32 round-off over a Gram–Schmidt and a quaternion conversion on entries of order 1-3.
     const SPLIT_TOLERANCE: f32 = 1e-5;
 
-    #[test]
-    fn side_by_side_rigidity_decides_as_one_matrix_at_a_time() {
-        // Rotations with translations, and each kind of non-rigid part at sizes around the
-        // tolerance (so that rounding decides some), mirrors and degenerate columns.
-        let tolerance = DEFAULT_RIGID_TOLERANCE;
+    /// Rotations with translations, and each kind of non-rigid part at sizes around
+    /// `tolerance` (so that rounding decides some), mirrors and degenerate columns; then
+    /// extremes: lengths that overflow to infinity, a zero matrix, a column at the degenerate
+    /// floor, denormal entries.
+    fn sample_matrices(tolerance: f32) -> Vec<Mat4> {
         let mut state = 0x2545_f491u32;
         let mut unit = || {
             state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             (state >> 8) as f32 / (1u32 << 24) as f32
         };
-        let matrices: Vec<Mat4> = (0..1003)
+        (0..1003)
             .map(|i| {
                 let rotation = Quat::from_euler(
                     glam::EulerRot::XYZ,
@@ -265,7 +265,22 @@ mod tests {
                 };
                 Mat4::from_rotation_translation(rotation, Vec3::new(unit(), 2.0, -unit())) * part
             })
-            .collect();
+            .chain([
+                Mat4::from_scale(Vec3::splat(3e19)),
+                Mat4::from_scale(Vec3::new(1.0, 3e19, 1.0)),
+                Mat4::ZERO,
+                Mat4::from_scale(Vec3::new(1.0, DEGENERATE_RELATIVE, 1.0)),
+                Mat4::from_scale(Vec3::new(1.0, 1.0, 1e-39)),
+                Mat4::from_scale(Vec3::splat(1e-30)),
+                Mat4::from_scale(Vec3::new(-1.0, -1.0, -1.0)),
+            ])
+            .collect()
+    }
+
+    #[test]
+    fn side_by_side_rigidity_decides_as_one_matrix_at_a_time() {
+        let tolerance = DEFAULT_RIGID_TOLERANCE;
+        let matrices = sample_matrices(tolerance);
         let one_at_a_time: Vec<bool> = matrices
             .iter()
             .map(|m| is_rigid_checked(m, tolerance))
@@ -313,6 +328,25 @@ mod tests {
             });
             assert_eq!(joint, matrices.len(), "one split per matrix");
         }
+        // The portable side-by-side split too, which machines without AVX2 run.
+        let mut portable = 0;
+        for (index, block) in usable.chunks_exact(RIGID_LANES).enumerate() {
+            let factors = FactorLanes::of(block);
+            if factors.degenerate.contains(&true) {
+                continue;
+            }
+            let first = index * RIGID_LANES;
+            let centers = std::array::from_fn(|lane| center(first + lane));
+            for (lane, split) in split_block(block, &factors, &centers, tolerance)
+                .iter()
+                .enumerate()
+            {
+                let alone = split_checked(&block[lane], centers[lane], tolerance);
+                assert_eq!(bits(split), bits(&alone), "joint {}", first + lane);
+                portable += 1;
+            }
+        }
+        assert!(portable > 700, "{portable} split side by side");
     }
 
     fn recompose(split: &RigidSplit) -> Mat4 {

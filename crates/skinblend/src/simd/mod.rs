@@ -107,6 +107,8 @@ pub(crate) mod pivots;
 #[cfg(target_arch = "x86_64")]
 mod policy;
 #[cfg(target_arch = "x86_64")]
+pub(crate) mod rigid_split;
+#[cfg(target_arch = "x86_64")]
 mod rotation;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod sign_table;
