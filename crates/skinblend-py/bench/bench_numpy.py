@@ -13,6 +13,10 @@ and 1M vertices x 64 joints. Every skinblend case runs on one thread (``threads=
   code writes it, ``T = (W @ G.reshape(J, 16)).reshape(N, 4, 4)`` then
   ``v' = einsum(T[:, :3, :3], v) + T[:, :3, 3]`` (positions only, numpy's BLAS on one thread).
 
+Then the fixed cost of a call: ``Skinner.skin(out=)`` and the extension's method under it
+(``Skinner._native.skin``) on 8 vertices x 64 joints, where the palette's preparation and the
+call itself are nearly all of it.
+
 Each sample repeats a call for at least 30 ms; cases are interleaved and repeated, and the table
 shows medians. With ``--cli``, ``skinblend bench --quick --json`` runs before and after, and each
 door is printed as a ratio of the kernel alone (the SIMD row of the same method, attributes and
@@ -127,6 +131,28 @@ def measure(repeats: int, with_numpy: bool) -> Dict[Key, List[float]]:
     return results
 
 
+def measure_fixed_cost(repeats: int) -> Dict[Tuple[str, str], List[float]]:
+    """Microseconds per call on an 8-vertex mesh with 64 joints: the Python method and the
+    extension's method it calls, per method."""
+    mesh = skinblend.benchmark_mesh(8, 4, 64)
+    palette = mesh["palette"]
+    out, out_normals = np.empty((8, 3), np.float32), np.empty((8, 3), np.float32)
+    results: Dict[Tuple[str, str], List[float]] = {}
+    for _ in range(repeats):
+        for method, _label in METHODS:
+            skinner = skinblend.Skinner(mesh["positions"], mesh["joints"], mesh["weights"],
+                                        normals=mesh["normals"], method=method, threads=1)
+            native = skinner._native  # the extension's method, for the split of the cost
+            cases = {
+                "Skinner.skin(out=)": lambda s=skinner: s.skin(palette, out=out,
+                                                               out_normals=out_normals),
+                "extension method alone": lambda n=native: n.skin(palette, out, out_normals, None),
+            }
+            for door, fn in cases.items():
+                results.setdefault((method, door), []).append(timed(fn) * 1e6)
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=7)
@@ -156,6 +182,11 @@ def main() -> None:
         label = dict(METHODS).get(method, method)
         print(f"| {n:,} | {label} | {door} | {attributes} | {median * 1e3:.3f} | {mverts:.1f} "
               f"| {share} | {versus} |")
+    print()
+    print("| fixed cost per call, 8 vertices x 64 joints | method | µs (median) |")
+    print("|---|---|---:|")
+    for (method, door), times in measure_fixed_cost(args.repeats).items():
+        print(f"| {door} | {dict(METHODS)[method]} | {statistics.median(times):.2f} |")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 //!
 //! Prints per round: one mesh skinned again and again (everything cached), eight meshes in
 //! turn, the whole crowd in turn (every mesh's inputs read from memory each frame), one mesh's
-//! inputs written to the crowd's 1,000 outputs (inputs cached, outputs not), and the crowd's
+//! inputs written to the crowd's 1,000 outputs (inputs cached, outputs not), the crowd as one
+//! `skin_batch` call per frame (which counts the crowd's vertices together), and the crowd's
 //! copy floor: every mesh's positions, normals, joints and weights read and its positions and
 //! normals written, with no arithmetic (what the memory allows). When the crowd is far below the
 //! cached rates and near the floor, it is bound by the bytes it moves, not by per-call work.
@@ -14,7 +15,7 @@ use std::time::Instant;
 
 use glam::Vec3;
 use skinblend::fixtures::benchmark_mesh;
-use skinblend::{prepare, Method, RunOptions, SkinMesh, SkinOutputs};
+use skinblend::{prepare, skin_batch, Method, RunOptions, SkinJob, SkinMesh, SkinOutputs};
 
 const VERTICES: usize = 2_000;
 const MESHES: usize = 1_000;
@@ -67,14 +68,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let eight = rate(&mut outs, calls, &|c| (c % 8, c % 8))?;
         let all = rate(&mut outs, calls, &|c| (c % MESHES, c % MESHES))?;
         let one_into_all = rate(&mut outs, calls, &|c| (0, c % MESHES))?;
+        let batch = batch_rate(&handles, &palettes, &mut outs, calls / MESHES, run)?;
         let floor = copy_floor(&crowd, &mut outs, calls);
         println!(
             "round {round}: one mesh {one:.1}, eight meshes {eight:.1}, the crowd {all:.1}, \
-             one mesh into the crowd's outputs {one_into_all:.1}, the crowd's copy floor \
-             {floor:.1}"
+             the crowd as one skin_batch {batch:.1}, one mesh into the crowd's outputs \
+             {one_into_all:.1}, the crowd's copy floor {floor:.1}"
         );
     }
     Ok(())
+}
+
+/// The rate (Mverts/s) of `frames` calls of `skin_batch` over the whole crowd (what
+/// `skinblend bench`'s crowd rows time).
+fn batch_rate(
+    handles: &[SkinMesh<'_>],
+    palettes: &[skinblend::PreparedPalette],
+    outs: &mut [(Vec<Vec3>, Vec<Vec3>)],
+    frames: usize,
+    run: RunOptions,
+) -> Result<f64, skinblend::SkinError> {
+    let mut jobs: Vec<SkinJob<'_>> = handles
+        .iter()
+        .zip(palettes)
+        .zip(outs.iter_mut())
+        .map(|((mesh, palette), (positions, normals))| {
+            let outputs = SkinOutputs {
+                positions,
+                normals: Some(normals),
+                tangents: None,
+            };
+            SkinJob::new(mesh, palette, outputs)
+        })
+        .collect();
+    let start = Instant::now();
+    for _ in 0..frames {
+        skin_batch(&mut jobs, run)?;
+    }
+    Ok((frames * MESHES * VERTICES) as f64 / start.elapsed().as_secs_f64() / 1e6)
 }
 
 /// The rate (Mverts/s) of `calls` copies over the crowd in turn: each vertex's position, normal,
