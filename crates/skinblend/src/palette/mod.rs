@@ -70,10 +70,10 @@ pub struct PreparedPalette {
 /// `PreparedPalette::signed_offsets`), or leaves it empty above
 /// [`PIVOT_SIGN_TABLE_MAX_JOINTS`]. Each dot is `(x·x' + z·z') + (y·y' + w·w')`, the grouping
 /// of glam's `Quat::dot` that [`DualQuat::real_dot`] (the scalar kernel's test) uses, so every
-/// entry decides as the scalar kernel does (test `pivot_sign_table_matches_real_dot`). Eight
-/// entries at a time with AVX2 (`simd::sign_table`), else [`pivot_sign_rows_scalar`]. A table
-/// of the same joint count is written over in place: its entries past the joint count are
-/// already 0. Allocates only the first time (or when the joint count grows).
+/// entry decides as the scalar kernel does (test `pivot_sign_table_matches_real_dot`).
+/// Sixteen entries at a time with AVX2 (`simd::sign_table`), else [`pivot_sign_rows_scalar`].
+/// A table of the same joint count is written over in place: its entries past the joint count
+/// are already 0. Allocates only the first time (or when the joint count grows).
 fn signed_offsets_into(dual_quats: &[DualQuat], offsets: &mut Vec<u16>) {
     let joints = dual_quats.len();
     if joints > PIVOT_SIGN_TABLE_MAX_JOINTS {

@@ -105,6 +105,12 @@ fn pivot_sign_table_matches_real_dot() {
     }
     signed_offsets_into(&turned, &mut offsets);
     assert_table(&turned, &offsets);
+    // Joint counts that end inside a step of the AVX2 rows (sixteen entries): the tails.
+    for joints in [8, 10, 27] {
+        let mut fresh = Vec::new();
+        signed_offsets_into(&dual_quats[..joints], &mut fresh);
+        assert_table(&dual_quats[..joints], &fresh);
+    }
     let mut real = [[0.0f32; PIVOT_SIGN_TABLE_MAX_JOINTS]; 4];
     for (j, dq) in dual_quats.iter().enumerate() {
         for (c, value) in dq.real.to_array().into_iter().enumerate() {
