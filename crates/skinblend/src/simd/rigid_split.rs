@@ -2,7 +2,7 @@
 //! factors `A = R · S`, the rigidity count, and the split's rotation and translation as dual
 //! quaternions. What `rigid_split::lanes` computes portably, with the same operations in the
 //! same order (multiplies and adds, no FMA; IEEE square roots and divisions), so every bit is
-//! the same (tests `side_by_side_rigidity_decides_as_one_matrix_at_a_time` in `rigid_split`).
+//! the same (test `side_by_side_rigidity_decides_as_one_matrix_at_a_time` in `rigid_split`).
 //! Every palette update runs it: LBS's count of non-rigid joints, and the split of DQS, CoR
 //! and blended.
 
