@@ -53,9 +53,9 @@ pub(crate) fn non_rigid_count(matrices: &[Mat4], rigid_tolerance: f32) -> usize 
 /// `each`: eight at a time where none of the eight is degenerate (with AVX2
 /// `simd::rigid_split::split8`, else [`split_block`]), else and for the last `len % 8` one at a
 /// time; the same bits every way (test `side_by_side_rigidity_decides_as_one_matrix_at_a_time`).
-/// `PreparedPalette::update` with 64 DQS joints: 3.1–3.2 µs with `split8` against 5.2–5.4 µs
-/// with the compiler's vectorizing of `split_block` (128 joints: 8.0–8.1 against 12.3–12.4),
-/// builds alternated three times (`examples/palette_update.rs`), one AMD EPYC VM thread.
+/// `split8` took `PreparedPalette::update` with 64 DQS joints from 5.2–5.4 µs (the compiler's
+/// vectorizing of `split_block`) to 3.1–3.2 µs (128 joints: 12.3–12.4 to 8.0–8.1), builds
+/// alternated three times (`examples/palette_update.rs`), one AMD EPYC VM thread.
 pub(crate) fn split_each(
     matrices: &[Mat4],
     center: impl Fn(usize) -> Vec3,
