@@ -329,11 +329,40 @@ impl NativeSkinner {
             }));
         }
         let this = self;
-        let result = py.detach(|| {
-            on_threads(this.threads, || -> Result<Diagnostics, SkinError> {
-                if frames == 0 || n == 0 {
-                    return Ok(Diagnostics::default());
+        // One prepared palette per run of frames on a thread, updated frame by frame (O(joints),
+        // no allocation) rather than prepared anew.
+        let skin_frame = |slot: &mut Option<PreparedPalette>,
+                          options: &SkinOptions,
+                          (frame_out, palette): (&mut [Vec3], &[Mat4])| {
+            let prepared = match slot {
+                Some(prepared) => {
+                    prepared.update(palette)?;
+                    prepared
                 }
+                None => slot.insert(prepare(palette, this.bind_origins.as_deref(), options)?),
+            };
+            this.mesh.skin_into(
+                prepared,
+                SkinOutputs::positions(frame_out),
+                options.run_options(),
+            )
+        };
+        let result = py.detach(|| {
+            if frames == 0 || n == 0 {
+                return Ok(Ok(Diagnostics::default()));
+            }
+            if this.threads == Some(1) {
+                // On the calling thread, as `skin` does: handing the frames to a one-thread pool
+                // and back costs two context switches per call.
+                let mut slot = None;
+                return Ok(out
+                    .chunks_mut(n)
+                    .zip(all.chunks(joints))
+                    .try_fold(Diagnostics::default(), |sum, frame| {
+                        Ok(summed(sum, &skin_frame(&mut slot, &this.options, frame)?))
+                    }));
+            }
+            on_threads(this.threads, || -> Result<Diagnostics, SkinError> {
                 let options = SkinOptions {
                     // Frames are the parallel unit; each frame's vertices run serially on its
                     // thread unless there are fewer frames than threads.
@@ -342,28 +371,9 @@ impl NativeSkinner {
                 };
                 out.par_chunks_mut(n)
                     .zip(all.par_chunks(joints))
-                    // One prepared palette per run of frames on a thread, updated frame by frame
-                    // (O(joints), no allocation) rather than prepared anew.
                     .map_init(
                         || None::<PreparedPalette>,
-                        |slot, (frame_out, palette)| {
-                            let prepared = match slot {
-                                Some(prepared) => {
-                                    prepared.update(palette)?;
-                                    prepared
-                                }
-                                None => slot.insert(prepare(
-                                    palette,
-                                    this.bind_origins.as_deref(),
-                                    &options,
-                                )?),
-                            };
-                            this.mesh.skin_into(
-                                prepared,
-                                SkinOutputs::positions(frame_out),
-                                options.run_options(),
-                            )
-                        },
+                        |slot, frame| skin_frame(slot, &options, frame),
                     )
                     .try_fold(Diagnostics::default, |sum, d| Ok(summed(sum, &d?)))
                     .try_reduce(Diagnostics::default, |a, b| Ok(summed(a, &b)))
