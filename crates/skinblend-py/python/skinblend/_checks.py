@@ -81,7 +81,9 @@ def _influences(
     _check_shape("joints", joints_array, (n, None), f"({n}, K)")
     weights_array = _floats("weights", weights, joints_array.shape, f"{tuple(joints_array.shape)} (as joints)")
     if joints_array.size:
-        low, high = int(joints_array.min()), int(joints_array.max())
+        high = int(joints_array.max())
+        # Unsigned joints need no second pass for the low end.
+        low = int(joints_array.min()) if joints_array.dtype.kind == "i" else 0
         if low < 0 or high > 65535:
             bad = low if low < 0 else high
             vertex, slot = (int(i) for i in np.argwhere(joints_array == bad)[0])
