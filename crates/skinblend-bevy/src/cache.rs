@@ -135,13 +135,13 @@ pub(crate) fn material_for(
         return Some(handle.clone());
     }
     let base_material = standard_materials.get(base)?.clone();
-    if method == SkinningMethod::Blended {
+    if method.core().needs_blend_values() {
         let blended = cache
             .keys()
-            .filter(|(_, m, _)| *m == SkinningMethod::Blended)
+            .filter(|(_, m, _)| m.core().needs_blend_values())
             .count();
         if blended >= BLEND_CONSTANT_MATERIALS_KEPT {
-            cache.retain(|(_, m, _), _| *m != SkinningMethod::Blended);
+            cache.retain(|(_, m, _), _| !m.core().needs_blend_values());
         }
     }
     let handle = materials.add(SkinblendMaterial {

@@ -4,7 +4,7 @@
 //! share one) and the blend constant of `Blended`.
 
 use bevy::asset::{uuid_handle, Handle};
-use bevy::mesh::MeshVertexBufferLayoutRef;
+use bevy::mesh::{MeshVertexAttribute, MeshVertexBufferLayoutRef};
 use bevy::pbr::{
     ExtendedMaterial, MaterialExtension, MaterialExtensionKey, MaterialExtensionPipeline,
     StandardMaterial,
@@ -15,6 +15,7 @@ use bevy::render::render_resource::{
 };
 use bevy::render::storage::ShaderBuffer;
 use bevy::shader::{Shader, ShaderRef};
+use skinblend::VertexInput;
 use skinblend_gpu::wgsl::{BLENDED_WGSL, COR_WGSL, DUAL_QUAT_WGSL, LINEAR_WGSL, SKINNING_WGSL};
 
 use crate::mesh_data::{
@@ -99,12 +100,36 @@ fn method_defs(method: SkinningMethod) -> &'static [&'static str] {
         SkinningMethod::CenterOfRotation => {
             &["SKINBLEND_CENTER_OF_ROTATION", "SKINBLEND_COR_PALETTE"]
         }
+        // Blended's entries are in the CoR palette, which the library's four-influence LBS and
+        // DQS functions do not read: it blends slot by slot, as eight influences do.
         SkinningMethod::Blended => &[
             "SKINBLEND_BLENDED",
             "SKINBLEND_LINEAR_BLEND",
             "SKINBLEND_DUAL_QUAT_BLEND",
             "SKINBLEND_COR_PALETTE",
+            SLOT_LOOP,
         ],
+    }
+}
+
+/// The shader def of the loop over a vertex's slots one at a time (eight influences, and
+/// blended's entries).
+const SLOT_LOOP: &str = "SKINBLEND_SLOT_LOOP";
+
+/// A method's per-vertex input ([`skinblend::Method::vertex_input`]) as the mesh carries it: its
+/// vertex attribute, shader location and shader def.
+fn input_attribute(input: VertexInput) -> (MeshVertexAttribute, u32, &'static str) {
+    match input {
+        VertexInput::RotationCenters => (
+            ATTRIBUTE_SKINBLEND_ROTATION_CENTER,
+            14,
+            "SKINBLEND_ROTATION_CENTERS",
+        ),
+        VertexInput::BlendValues => (
+            ATTRIBUTE_SKINBLEND_DQ_BLEND,
+            15,
+            "SKINBLEND_DQ_BLEND_VALUES",
+        ),
     }
 }
 
@@ -143,20 +168,16 @@ impl MaterialExtension for SkinblendExtension {
             attributes.push(ATTRIBUTE_SKINBLEND_WEIGHTS_1.at_shader_location(13));
             defs.push("SKINBLEND_EIGHT_INFLUENCES".into());
         }
-        // Blended's entries are in the CoR palette, which the library's four-influence LBS and
-        // DQS functions do not read: it blends slot by slot, as eight influences do.
-        if eight || method == SkinningMethod::Blended {
-            defs.push("SKINBLEND_SLOT_LOOP".into());
+        if eight && !method_defs(method).contains(&SLOT_LOOP) {
+            defs.push(SLOT_LOOP.into());
         }
-        if method == SkinningMethod::CenterOfRotation
-            && layout.0.contains(ATTRIBUTE_SKINBLEND_ROTATION_CENTER)
+        // The method's per-vertex input, where the mesh has it (else the shader's fallback).
+        if let Some((attribute, location, def)) = method.core().vertex_input().map(input_attribute)
         {
-            attributes.push(ATTRIBUTE_SKINBLEND_ROTATION_CENTER.at_shader_location(14));
-            defs.push("SKINBLEND_ROTATION_CENTERS".into());
-        }
-        if method == SkinningMethod::Blended && layout.0.contains(ATTRIBUTE_SKINBLEND_DQ_BLEND) {
-            attributes.push(ATTRIBUTE_SKINBLEND_DQ_BLEND.at_shader_location(15));
-            defs.push("SKINBLEND_DQ_BLEND_VALUES".into());
+            if layout.0.contains(attribute) {
+                attributes.push(attribute.at_shader_location(location));
+                defs.push(def.into());
+            }
         }
         let added = layout.0.get_layout(&attributes)?;
         // Bevy's mesh pipelines lay out one interleaved vertex buffer.

@@ -150,7 +150,7 @@ pub(crate) fn take_over(
         let Some(cached) = cache.meshes.get_mut(&mesh_id) else {
             continue;
         };
-        let blend = if method == SkinningMethod::Blended {
+        let blend = if method.core().needs_blend_values() {
             match blend_source(cached, nearest(entity, &dq_blends, &parents)) {
                 Ok(source) => Some(source),
                 Err(problem) => {
@@ -255,7 +255,7 @@ pub(crate) fn follow_methods(
             give_back(&mut commands, entity, &state);
             continue;
         };
-        let blend = if method == SkinningMethod::Blended {
+        let blend = if method.core().needs_blend_values() {
             match blend_source(cached, nearest(entity, &dq_blends, &parents)) {
                 Ok(source) => Some(source),
                 Err(problem) => {
@@ -288,7 +288,7 @@ pub(crate) fn follow_methods(
             }
             _ => {}
         }
-        if method == SkinningMethod::CenterOfRotation {
+        if method.core().needs_rotation_centers() {
             rotation_centers::request(cached);
         }
         if method != state.method || blend != state.blend {
