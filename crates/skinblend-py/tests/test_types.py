@@ -44,7 +44,7 @@ def test_mypy_accepts_the_package_the_tests_and_the_documented_examples(tmp_path
         [sys.executable, "-m", "mypy", "--config-file", str(PACKAGE / "pyproject.toml"),
          "--cache-dir", str(tmp_path / "mypy-cache"), str(PACKAGE / "python" / "skinblend"),
          str(PACKAGE / "tests"), str(PACKAGE / "examples"), str(PACKAGE / "bench" / "bench_torch.py"),
-         str(PACKAGE / "bench" / "bench_passes.py"),
+         str(PACKAGE / "bench" / "bench_passes.py"), str(PACKAGE / "bench" / "bench_blended.py"),
          *files],
         env={**os.environ, "MYPYPATH": str(PACKAGE / "python")},
         capture_output=True,

@@ -7,20 +7,19 @@ use super::blend3x4::blend8;
 use super::block::Block;
 use super::dqs::{self, motion8};
 use super::layout::LANES;
-use super::lbs::{self, cofactor_normal8, negative_sign8, singular_flip8};
+use super::lbs::{self, cofactor_normal8, negative_sign8, singular_flip8, ALL_LANES};
 use super::loads::{load3x8, load_tangents8, store3x8, store_tangents8};
 use super::math::{
     add8, cross8, dot8, normalize8_flipped_or, normalize8_or, normalize8_rotated_or,
 };
 use crate::blend_values::BlendValues;
+use crate::influence_tables::pivot_slot;
 use crate::types::{Diagnostics, SkinOutputs};
 
 /// Blended of vertices `base .. base + 8`: a block whose values are all 0 is LBS's block
-/// kernel's, all 1 DQS's (the same bits as those methods' calls, whose kernels they are);
-/// every value strictly between 0 and 1, both blends here ([`interior`]). Returns `false`,
-/// having written nothing, for a block that mixes end values with interior ones (the scalar
-/// kernel then takes it, so that its end vertices are LBS's and DQS's exactly, counts
-/// included) and where the block kernels it runs decline.
+/// kernel's, all 1 DQS's (the same bits as those methods' calls, whose kernels they are); any
+/// other, both blends here ([`both`]). Returns `false`, having written nothing, where the block
+/// kernels it runs decline (the scalar kernel then takes the block).
 ///
 /// # Safety
 /// As `lbs::block`'s without offsets: the driver's length check (`driver::drive_avx2`).
@@ -41,8 +40,12 @@ pub(super) unsafe fn block<const K: usize, const N: bool, const T: bool, const R
         }
         None => return false,
     };
-    let at_zero = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(values, _mm256_setzero_ps()));
-    let at_one = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(values, _mm256_set1_ps(1.0)));
+    let zero_lanes = _mm256_cmp_ps::<_CMP_EQ_OQ>(values, _mm256_setzero_ps());
+    let one_lanes = _mm256_cmp_ps::<_CMP_EQ_OQ>(values, _mm256_set1_ps(1.0));
+    let (at_zero, at_one) = (
+        _mm256_movemask_ps(zero_lanes),
+        _mm256_movemask_ps(one_lanes),
+    );
     if at_zero == 0xff {
         // LBS's general variant (weight sums read from the call's flags), its normals stored
         // now rather than held for the next block (`lbs::DeferredNormals`).
@@ -62,27 +65,98 @@ pub(super) unsafe fn block<const K: usize, const N: bool, const T: bool, const R
     if at_one == 0xff {
         return dqs::block::<K, N, T, R>(block, outputs, base, diagnostics);
     }
-    if at_zero | at_one != 0 {
-        return false;
+    if at_zero | at_one == 0 {
+        return both::<K, N, T, R, false>(block, outputs, base, diagnostics, values, None);
     }
-    interior::<K, N, T, R>(block, outputs, base, diagnostics, values)
+    let ends = Ends {
+        zero_lanes,
+        one_lanes,
+        at_zero,
+        at_one,
+    };
+    mixed::<K, N, T, R>(block, outputs, base, diagnostics, values, ends)
 }
 
-/// Both blends of a block whose blend values `b` are all strictly between 0 and 1: positions
-/// `p_L + b (p_D − p_L)`, normals and tangent directions the same between the two unit
-/// results, renormalized, each tangent's handedness LBS's where `b < 0.5`, else DQS's (which a
-/// rigid motion keeps). The sign flips of the DQ blend and the singular 3x3s of the LBS blend
-/// are counted for every vertex, as the scalar kernel counts them. Declines as DQS's and LBS's
-/// block kernels do (before writing anything).
-#[inline]
+/// [`both`] for a block that mixes end values with interior ones. Out of line: inlined beside
+/// the interior blocks' instance, it left `block` too large to inline into the driver, and
+/// every value 0.5 ran at 0.55× (CesiumMan, `Skinner.skin`, one thread).
+#[inline(never)]
 #[target_feature(enable = "avx2,fma")]
-fn interior<const K: usize, const N: bool, const T: bool, const R: bool>(
+fn mixed<const K: usize, const N: bool, const T: bool, const R: bool>(
     block: &Block<'_>,
     outputs: &mut SkinOutputs<'_>,
     base: usize,
     diagnostics: &mut Diagnostics,
     values: __m256,
+    ends: Ends,
 ) -> bool {
+    both::<K, N, T, R, true>(block, outputs, base, diagnostics, values, Some(ends))
+}
+
+/// The lanes of a block whose blend value is 0 or 1, as masks and as `movemask` bits.
+#[derive(Clone, Copy)]
+struct Ends {
+    zero_lanes: __m256,
+    one_lanes: __m256,
+    at_zero: i32,
+    at_one: i32,
+}
+
+impl Ends {
+    /// `blended` where the value is strictly between 0 and 1, `linear` where it is 0 and `dq`
+    /// where it is 1: an end vertex takes LBS's or DQS's result itself, as the scalar kernel
+    /// does, not an interpolation that rounds.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn select(self, blended: [__m256; 3], linear: [__m256; 3], dq: [__m256; 3]) -> [__m256; 3] {
+        std::array::from_fn(|a| {
+            let at_ends = _mm256_blendv_ps(blended[a], linear[a], self.zero_lanes);
+            _mm256_blendv_ps(at_ends, dq[a], self.one_lanes)
+        })
+    }
+}
+
+/// The sign flips the DQ blend counts for the vertices of `lanes` (a bit per lane) of the
+/// block at `base`: each positively weighted influence other than the pivot whose real part's
+/// dot with the pivot's is negative, as the scalar kernel counts them.
+fn lane_sign_flips<const K: usize>(block: &Block<'_>, base: usize, lanes: i32) -> usize {
+    let k = block.k::<K>();
+    let (joints8, weights8) = block.influences8::<K>(base);
+    (0..LANES)
+        .filter(|&lane| lanes & (1 << lane) != 0)
+        .map(|lane| {
+            let (joints, weights) = (&joints8[lane * k..][..k], &weights8[lane * k..][..k]);
+            let pivot = pivot_slot(weights);
+            let pivot_dq = &block.dual_quats[usize::from(joints[pivot])];
+            (0..k)
+                .filter(|&slot| {
+                    slot != pivot
+                        && weights[slot] > 0.0
+                        && block.dual_quats[usize::from(joints[slot])].real_dot(pivot_dq) < 0.0
+                })
+                .count()
+        })
+        .sum()
+}
+
+/// Both blends of a block: for a blend value `b` strictly between 0 and 1, positions
+/// `p_L + b (p_D − p_L)`, normals and tangent directions the same between the two unit
+/// results, renormalized, each tangent's handedness LBS's where `b < 0.5`, else DQS's (which a
+/// rigid motion keeps); where `E`, the lanes of `ends` at 0 take LBS's results and those at 1
+/// DQS's. The sign flips of the DQ blend are counted for every vertex with `b > 0` and the
+/// singular 3x3s of the LBS blend for every vertex with `b < 1`, as the scalar kernel counts
+/// them. Declines as DQS's and LBS's block kernels do (before writing anything).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn both<const K: usize, const N: bool, const T: bool, const R: bool, const E: bool>(
+    block: &Block<'_>,
+    outputs: &mut SkinOutputs<'_>,
+    base: usize,
+    diagnostics: &mut Diagnostics,
+    values: __m256,
+    ends: Option<Ends>,
+) -> bool {
+    let ends = ends.filter(|_| E);
     // Both blends first, counting nothing, so that a decline leaves the counts as they were.
     let mut dq_counts = Diagnostics::default();
     // SAFETY: AVX2 and FMA are enabled here.
@@ -95,7 +169,13 @@ fn interior<const K: usize, const N: bool, const T: bool, const R: bool>(
     else {
         return false;
     };
-    diagnostics.sign_flips += dq_counts.sign_flips;
+    // The vertices at 0 are LBS's alone, whose flips the scalar kernel does not count. (A call
+    // with a 0 anywhere counts flips per block, never in the call's tally: `flips::flip_tally`.)
+    let lbs_only_flips = match ends {
+        Some(e) if e.at_zero != 0 => lane_sign_flips::<K>(block, base, e.at_zero),
+        _ => 0,
+    };
+    diagnostics.sign_flips += dq_counts.sign_flips.saturating_sub(lbs_only_flips);
     let lerp = |from: [__m256; 3], to: [__m256; 3]| {
         let mut out = [_mm256_setzero_ps(); 3];
         for a in 0..3 {
@@ -106,7 +186,11 @@ fn interior<const K: usize, const N: bool, const T: bool, const R: bool>(
     let p = load3x8(block.positions, base);
     let from_linear = m.point(p);
     let from_dq = add8(rotation.rotate(p), translation);
-    store3x8(outputs.positions, base, lerp(from_linear, from_dq));
+    let mut positions = lerp(from_linear, from_dq);
+    if let Some(e) = ends {
+        positions = e.select(positions, from_linear, from_dq);
+    }
+    store3x8(outputs.positions, base, positions);
     if !(N || T) {
         return true;
     }
@@ -122,12 +206,17 @@ fn interior<const K: usize, const N: bool, const T: bool, const R: bool>(
             columns,
             det,
             (m.weight_sum, bound_root, unit_bound),
-            diagnostics,
+            // The vertices at 1 are DQS's alone, whose 3x3 the scalar kernel does not test.
+            (diagnostics, ALL_LANES & !ends.map_or(0, |e| e.at_one)),
             &mut known_sign,
         );
         let from_linear = normalize8_flipped_or(cofactor_normal8(columns, cofactor0, n), flip, n);
         let from_dq = normalize8_rotated_or(rotation.rotate(n), n);
-        store3x8(out, base, normalize8_or(lerp(from_linear, from_dq), n));
+        let mut normals = normalize8_or(lerp(from_linear, from_dq), n);
+        if let Some(e) = ends {
+            normals = e.select(normals, from_linear, from_dq);
+        }
+        store3x8(out, base, normals);
     }
     if let (true, Some(out), Some(src)) = (T, outputs.tangents.as_deref_mut(), block.tangents) {
         let (d, w) = load_tangents8(src, base);
@@ -138,7 +227,11 @@ fn interior<const K: usize, const N: bool, const T: bool, const R: bool>(
         let linear_sign = known_sign.unwrap_or_else(|| negative_sign8(det));
         let below_half = _mm256_cmp_ps::<_CMP_LT_OQ>(values, _mm256_set1_ps(0.5));
         let w = _mm256_xor_ps(w, _mm256_and_ps(below_half, linear_sign));
-        store_tangents8(out, base, normalize8_or(lerp(from_linear, from_dq), d), w);
+        let mut directions = normalize8_or(lerp(from_linear, from_dq), d);
+        if let Some(e) = ends {
+            directions = e.select(directions, from_linear, from_dq);
+        }
+        store_tangents8(out, base, directions, w);
     }
     true
 }

@@ -27,10 +27,11 @@ use crate::types::Method;
 /// measuring recipe is in `simd/mod.rs`).
 ///
 /// `method` is the kernel's (`select`'s). Blended's own kernel tallies where no vertex has the
-/// value 0 (`CheckedBlend::every_vertex_takes_dqs`): each whole block then either runs DQS's
-/// blend (all values above 0: interior, or all 1) or goes to the scalar kernel (a block mixing
-/// 1 with interior values), which the recount covers; with a 0 somewhere a block may run LBS
-/// alone, which a tally of every block would count, so the call counts per influence. Against
+/// value 0 (`CheckedBlend::every_vertex_takes_dqs`): each whole block then runs DQS's blend
+/// for all its vertices (every value above 0), or goes to the scalar kernel where it declines,
+/// which the recount covers; with a 0 somewhere a block may run LBS alone or leave its 0s'
+/// flips uncounted, which a tally of every block would count, so the call counts per
+/// influence. Against
 /// counting per influence, blended with normals 1.05× at 100k vertices, every value 0.5
 /// (`ab.py 7 "blended pn 4 100000 300"`).
 pub(super) fn flip_tally<'a>(

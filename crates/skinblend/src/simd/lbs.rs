@@ -266,7 +266,7 @@ pub(super) unsafe fn block<
                 columns,
                 det,
                 (m.weight_sum, bound_root, unit_bound),
-                diagnostics,
+                (diagnostics, ALL_LANES),
                 &mut known_sign,
             )
         };
@@ -398,17 +398,21 @@ pub(super) fn negative_sign8(det: __m256) -> __m256 {
     )
 }
 
+/// Every lane of a block, as a `movemask` bit per lane.
+pub(super) const ALL_LANES: i32 = 0xff;
+
 /// The sign bits to xor into a block's normals: `-0.0` where the 3x3 (`columns`, determinant
 /// `det`) mirrors and is not singular, else `0.0`, by [`singular8`] (`bounds`: the blocks'
-/// `Σw`, bound root and unit bound it takes), its singular lanes counted in `diagnostics`.
-/// Where no lane is singular, `known_sign` is set to the determinant's sign bits.
+/// `Σw`, bound root and unit bound it takes), its singular lanes among `counted` (a bit per
+/// lane, `0xff` for all) counted in `diagnostics`. Where no lane is singular, `known_sign` is
+/// set to the determinant's sign bits.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn singular_flip8(
     columns: [[__m256; 3]; 3],
     det: __m256,
     (weight_sum, bound_root, unit_bound): (__m256, Option<f32>, Option<f32>),
-    diagnostics: &mut Diagnostics,
+    (diagnostics, counted): (&mut Diagnostics, i32),
     known_sign: &mut Option<__m256>,
 ) -> __m256 {
     match singular8(columns, det, weight_sum, bound_root, unit_bound) {
@@ -420,7 +424,7 @@ pub(super) fn singular_flip8(
         }
         Some(singular) => {
             diagnostics.singular_normal_matrices +=
-                _mm256_movemask_ps(singular).count_ones() as usize;
+                (_mm256_movemask_ps(singular) & counted).count_ones() as usize;
             _mm256_andnot_ps(singular, negative_sign8(det))
         }
     }
@@ -462,7 +466,7 @@ unsafe fn exact_normals<const K: usize, const OFFSETS: bool>(
         m.columns,
         det,
         (m.weight_sum, None, Some(bound)),
-        diagnostics,
+        (diagnostics, ALL_LANES),
         &mut None,
     );
     let normals = DeferredNormals {
