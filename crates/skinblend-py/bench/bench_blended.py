@@ -18,25 +18,15 @@ from __future__ import annotations
 import argparse
 import functools
 import statistics
-import time
-from typing import Callable, Dict, List
+from typing import Dict, List
 
 import numpy as np
 
 import skinblend
+from sampling import seconds_per_call
 
 MIN_SAMPLE_S = 0.05  # one sample repeats the call for at least this long
 MIN_VERTICES = 100_000  # the mesh is repeated to at least this many vertices
-
-
-def timed(fn: Callable[[], object]) -> float:
-    calls, begin = 0, time.perf_counter()
-    while True:
-        fn()
-        calls += 1
-        elapsed = time.perf_counter() - begin
-        if elapsed >= MIN_SAMPLE_S:
-            return elapsed / calls
 
 
 def main() -> None:
@@ -84,7 +74,7 @@ def main() -> None:
     times: Dict[str, List[float]] = {method: [] for method in skinners}
     for _ in range(args.repeats):
         for method, skinner in skinners.items():
-            times[method].append(timed(functools.partial(frame, skinner)))
+            times[method].append(seconds_per_call(functools.partial(frame, skinner), MIN_SAMPLE_S))
     median = {method: statistics.median(t) for method, t in times.items()}
     attributes = "positions" if normals is None else "positions and normals"
     print(f"{args.file}: {n // copies} vertices x {copies} = {n}, {attributes}; "

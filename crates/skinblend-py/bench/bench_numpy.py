@@ -31,13 +31,13 @@ import json
 import os
 import statistics
 import subprocess
-import time
 from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 import skinblend
+from sampling import seconds_per_call
 
 FRAMES = 16  # frames per skin_frames call: enough that the per-call overhead is amortized
 MIN_SAMPLE_S = 0.03  # one sample repeats the call for at least this long: timer noise stays small
@@ -61,14 +61,7 @@ def numpy_lbs(weights: np.ndarray, palette: np.ndarray, positions: np.ndarray) -
 
 def timed(fn: Callable[[], object], frames: int = 1) -> float:
     """Seconds per frame of one sample: ``fn`` called back to back for ``MIN_SAMPLE_S``."""
-    calls = 0
-    begin = time.perf_counter()
-    while True:
-        fn()
-        calls += 1
-        elapsed = time.perf_counter() - begin
-        if elapsed >= MIN_SAMPLE_S:
-            return elapsed / calls / frames
+    return seconds_per_call(fn, MIN_SAMPLE_S) / frames
 
 
 def run_cli_bench(cli: str) -> List[dict]:

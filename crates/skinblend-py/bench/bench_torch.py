@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import time
 from typing import Callable, Dict, List
 
 import torch
@@ -33,6 +32,7 @@ import torch
 import skinblend
 from skinblend import Method
 from skinblend.torch import skin
+from sampling import seconds_per_call
 
 N, J, K = 6890, 24, 4
 MIN_SAMPLE_S = 0.05
@@ -83,14 +83,8 @@ def case(r: Dict[str, torch.Tensor], name: str, threads: int) -> Callable[[], No
 
 
 def sample(f: Callable[[], None]) -> float:
-    f()
-    count, start = 0, time.perf_counter()
-    while True:
-        f()
-        count += 1
-        elapsed = time.perf_counter() - start
-        if elapsed >= MIN_SAMPLE_S:
-            return elapsed / count
+    f()  # once first: torch's first call builds what later calls reuse
+    return seconds_per_call(f, MIN_SAMPLE_S)
 
 
 def main() -> None:
