@@ -78,8 +78,9 @@ pub(super) unsafe fn block<const K: usize, const N: bool, const T: bool, const R
 }
 
 /// [`both`] for a block that mixes end values with interior ones. Out of line: inlined beside
-/// the interior blocks' instance, it left `block` too large to inline into the driver, and
-/// every value 0.5 ran at 0.55× (CesiumMan, `Skinner.skin`, one thread).
+/// the interior blocks' instance, it left `block` too large for the compiler to inline into
+/// the driver (`perf` showed `block` and the normalize helpers as calls), which slowed the
+/// blocks whose values are all between 0 and 1 too.
 #[inline(never)]
 #[target_feature(enable = "avx2,fma")]
 fn mixed<const K: usize, const N: bool, const T: bool, const R: bool>(
