@@ -63,7 +63,8 @@ pub(super) unsafe fn block<const K: usize, const N: bool, const T: bool, const R
         return done;
     }
     if at_one == 0xff {
-        return dqs::block::<K, N, T, R>(block, outputs, base, diagnostics);
+        // SAFETY: AVX2 and FMA (this function's features).
+        return unsafe { dqs::block::<K, N, T, R>(block, outputs, base, diagnostics) };
     }
     if at_zero | at_one == 0 {
         return both::<K, N, T, R, false>(block, outputs, base, diagnostics, values, None);

@@ -282,7 +282,10 @@ pub(super) unsafe fn whole_blocks<
                     &mut deferred_normals,
                 )
             },
-            DUAL_QUATERNION => dqs::block::<K, N, T, R>(block, outputs, base, diagnostics),
+            // SAFETY: AVX2 and FMA (this function's features).
+            DUAL_QUATERNION => unsafe {
+                dqs::block::<K, N, T, R>(block, outputs, base, diagnostics)
+            },
             CENTER_OF_ROTATION => cor::block::<K, N, T, R>(block, outputs, base, diagnostics),
             // SAFETY: as LBS's above (the length check covers blended too).
             _ => unsafe { blended::block::<K, N, T, R>(block, outputs, base, diagnostics) },
