@@ -50,9 +50,10 @@ impl Vec3x8 {
 /// not held (the kernels skin them from the arrays).
 ///
 /// Read by LBS with positions and normals, four influences and unit weight sums (the case
-/// `skinblend bench` and the comparison with ozz-animation measure): 1.04× as fast as from the
-/// arrays (`kernel_instructions linear pnb 4 10000 5000`, which reads a `SkinMesh`, against the
-/// same with `pn`; see that bench's doc). Every other kernel reads the arrays.
+/// `skinblend bench` and the comparison with ozz-animation measure): 1.09× as fast as from the
+/// arrays at 10k and 100k vertices, 1.08× at 1M (the fastest of five alternated runs each of
+/// `kernel_instructions linear pnb 4 100000 300`, which reads a `SkinMesh`, and the same with
+/// `pn`; see that bench's doc). Every other kernel reads the arrays.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct VertexBlocks {
     positions: Vec<Vec3x8>,
