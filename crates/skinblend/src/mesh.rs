@@ -11,7 +11,7 @@ use crate::influences::Influences;
 use crate::input::{check_attribute, count_full_validation, SkinInput};
 use crate::palette::PreparedPalette;
 use crate::skin::{check_call, skin_checked};
-use crate::types::{Diagnostics, Method, RunOptions, SkinOutputs, Skinned};
+use crate::types::{Diagnostics, RunOptions, SkinOutputs, Skinned};
 use crate::vertex_blocks::{LazyBlocks, VertexBlocks};
 
 /// A mesh's bind pose and influences, checked once, then skinned every frame with only what a
@@ -22,7 +22,7 @@ use crate::vertex_blocks::{LazyBlocks, VertexBlocks};
 /// loaded model's arrays borrows them. Positions and normals are `Vec3`, tangents `Vec4` with
 /// `w` the handedness (±1), centers of rotation one per vertex (NaN: none), all in the bind
 /// pose, one per vertex of the influences. It also keeps, privately, the layout the SIMD
-/// kernels read best (blocks of eight vertices for LBS with normals), built once on the
+/// kernels read best (positions and normals in blocks of eight vertices), built once on the
 /// mesh's second skinning (a mesh skinned once never pays for it): 24 bytes per vertex for
 /// the positions and 24 more with normals, on top of the attributes.
 ///
@@ -226,16 +226,6 @@ impl<'a> SkinMesh<'a> {
         self.input_with(self.blocks.get(&self.positions, self.normals.as_deref()))
     }
 
-    /// The mesh as the kernels of `method` read it: with its blocks for LBS only (the one
-    /// method that reads them, so that a mesh skinned by DQS or CoR never builds them).
-    fn input_for(&self, method: Method) -> SkinInput<'_> {
-        if method == Method::Linear {
-            self.input()
-        } else {
-            self.input_with(None)
-        }
-    }
-
     fn input_with<'s>(&'s self, blocks: Option<&'s VertexBlocks>) -> SkinInput<'s> {
         SkinInput::checked(
             &self.positions,
@@ -262,7 +252,7 @@ impl<'a> SkinMesh<'a> {
         outputs: SkinOutputs<'_>,
         run: RunOptions,
     ) -> Result<Diagnostics, SkinError> {
-        crate::skin::skin_into(&self.input_for(palette.method()), palette, outputs, run)
+        crate::skin::skin_into(&self.input(), palette, outputs, run)
     }
 
     /// Skins the mesh into new buffers (normals and tangents where the mesh has them).
@@ -403,7 +393,7 @@ fn skin_job(job: &mut SkinJob<'_>, run: RunOptions, batch_vertices: usize) {
         normals: job.outputs.normals.as_deref_mut(),
         tangents: job.outputs.tangents.as_deref_mut(),
     };
-    let input = job.mesh.input_for(job.palette.method());
+    let input = job.mesh.input();
     job.diagnostics = skin_checked(&input, job.palette, outputs, run, batch_vertices);
 }
 

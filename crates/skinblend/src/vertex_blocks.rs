@@ -53,7 +53,10 @@ impl Vec3x8 {
 /// `skinblend bench` and the comparison with ozz-animation measure): 1.09× as fast as from the
 /// arrays at 10k and 100k vertices, 1.08× at 1M (the fastest of five alternated runs each of
 /// `kernel_instructions linear pnb 4 100000 300`, which reads a `SkinMesh`, and the same with
-/// `pn`; see that bench's doc). Every other kernel reads the arrays.
+/// `pn`; see that bench's doc). Read too by DQS, CoR and blended's blocks between 0 and 1
+/// (`simd::loads::load3x8_or_block`): DQS 1.06× at 10k and 100k, CoR 1.07× (`ab.py 5 "dq pnb 4
+/// 100000 300"` and `"cor pnb ..."` against the build before), nothing at 1M, where memory
+/// binds. Every other kernel (LBS's other variants, tangents) reads the arrays.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct VertexBlocks {
     positions: Vec<Vec3x8>,

@@ -8,7 +8,7 @@ use super::block::Block;
 use super::dqs::{self, motion8};
 use super::layout::LANES;
 use super::lbs::{self, cofactor_normal8, negative_sign8, singular_flip8, ALL_LANES};
-use super::loads::{load3x8, load_tangents8, store3x8, store_tangents8};
+use super::loads::{load3x8_or_block, load_tangents8, store3x8, store_tangents8};
 use super::math::{
     add8, cross8, dot8, normalize8_flipped_or, normalize8_or, normalize8_rotated_or,
 };
@@ -185,7 +185,7 @@ fn both<const K: usize, const N: bool, const T: bool, const R: bool, const E: bo
         }
         out
     };
-    let p = load3x8(block.positions, base);
+    let p = load3x8_or_block(block.position_blocks, block.positions, base);
     let from_linear = m.point(p);
     let from_dq = add8(rotation.rotate(p), translation);
     let mut positions = lerp(from_linear, from_dq);
@@ -203,7 +203,7 @@ fn both<const K: usize, const N: bool, const T: bool, const R: bool, const E: bo
     let det = dot8(columns[0], cofactor0);
     let mut known_sign = None;
     if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals) {
-        let n = load3x8(src, base);
+        let n = load3x8_or_block(block.normal_blocks, src, base);
         let flip = singular_flip8(
             columns,
             det,

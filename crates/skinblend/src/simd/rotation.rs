@@ -4,7 +4,7 @@
 use std::arch::x86_64::*;
 
 use super::block::Block;
-use super::loads::{load3x8, load_tangents8, store3x8, store_tangents8};
+use super::loads::{load3x8_or_block, load_tangents8, store3x8, store_tangents8};
 use super::math::{add8, all8, cross8, normalize8_rotated_or};
 use crate::types::SkinOutputs;
 
@@ -26,7 +26,8 @@ impl Rotation8 {
     /// Writes vertices `base .. base + 8` moved by this rotation and `translation`: positions
     /// `R p + t`, or with an `origin` `o`, `R (p − o) + t`; and (where `N` / `T` and the input
     /// has them) normals and tangent directions `R n`, renormalized, tangents keeping their
-    /// handedness. Shared by DQS and CoR.
+    /// handedness; positions and normals read from the range's vertex blocks where it has them
+    /// (`load3x8_or_block`). Shared by DQS and CoR.
     ///
     /// # Safety
     /// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function so that it can be
@@ -43,7 +44,7 @@ impl Rotation8 {
     ) {
         // SAFETY: the caller guarantees AVX2 and FMA.
         unsafe {
-            let p = load3x8(block.positions, base);
+            let p = load3x8_or_block(block.position_blocks, block.positions, base);
             let p = match origin {
                 Some(o) => self.rotate([
                     _mm256_sub_ps(p[0], o[0]),
@@ -55,7 +56,7 @@ impl Rotation8 {
             store3x8(outputs.positions, base, add8(p, translation));
             if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals)
             {
-                let n = load3x8(src, base);
+                let n = load3x8_or_block(block.normal_blocks, src, base);
                 store3x8(out, base, normalize8_rotated_or(self.rotate(n), n));
             }
             if let (true, Some(out), Some(src)) =
