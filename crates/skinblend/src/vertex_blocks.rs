@@ -53,10 +53,11 @@ impl Vec3x8 {
 /// `skinblend bench` and the comparison with ozz-animation measure): 1.09× as fast as from the
 /// arrays at 10k and 100k vertices, 1.08× at 1M (the fastest of five alternated runs each of
 /// `kernel_instructions linear pnb 4 100000 300`, which reads a `SkinMesh`, and the same with
-/// `pn`; see that bench's doc). Read too by DQS, CoR and blended's blocks between 0 and 1
-/// (`simd::loads::load3x8_or_block`): DQS 1.06× at 10k and 100k, CoR 1.07× (`ab.py 5 "dq pnb 4
-/// 100000 300"` and `"cor pnb ..."` against the build before), nothing at 1M, where memory
-/// binds. Every other kernel (LBS's other variants, tangents) reads the arrays.
+/// `pn`; see that bench's doc). Read too by LBS's other block kernels, DQS, CoR and blended's
+/// blocks between 0 and 1 (`simd::loads::load3x8_or_block`, `load_block3x8`), at 100k: LBS
+/// with tangents 1.09×, with two influences 1.09×, with eight 1.04×, DQS 1.06×, CoR 1.07×
+/// (`ab.py 5 "linear pntb 4 100000 300"`, `"dq pnb ..."` and the like, against the build
+/// before); nothing at 1M for DQS, where memory binds. Tangents are read from the arrays.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct VertexBlocks {
     positions: Vec<Vec3x8>,

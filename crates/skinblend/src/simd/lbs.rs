@@ -10,7 +10,7 @@ use super::blend3x4::{blend8, Linear8};
 use super::block::Block;
 use super::layout::LANES;
 use super::lbs_positions::positions4;
-use super::loads::{load3x8, load_tangents8, store3x8, store_tangents8};
+use super::loads::{load3x8, load_block3x8, load_tangents8, store3x8, store_tangents8};
 use super::math::{
     abs8, all8, cross8, dot8, fast_inverse_length8, normalize8_flipped_or, normalize8_or, scale8,
 };
@@ -233,7 +233,10 @@ pub(super) unsafe fn block<
         store3x8(
             outputs.positions.get_unchecked_mut(vertices.clone()),
             0,
-            m.point(load3x8(block.positions.get_unchecked(vertices.clone()), 0)),
+            m.point(match block.position_blocks.get(base / LANES) {
+                Some(b) => load_block3x8(b),
+                None => load3x8(block.positions.get_unchecked(vertices.clone()), 0),
+            }),
         );
     }
     if !(N || T) {
@@ -249,8 +252,11 @@ pub(super) unsafe fn block<
         // The earlier block's normals are stored after this block's are made (below): fewer
         // registers live across the blend, so fewer stack accesses per block.
         let earlier = deferred.take();
-        // SAFETY: the caller's contract.
-        let n = load3x8(unsafe { src.get_unchecked(vertices.clone()) }, 0);
+        let n = match block.normal_blocks.get(base / LANES) {
+            Some(b) => load_block3x8(b),
+            // SAFETY: the caller's contract.
+            None => load3x8(unsafe { src.get_unchecked(vertices.clone()) }, 0),
+        };
         let normal = cofactor_normal8(columns, cofactor0, n);
         // Flip where not singular and the determinant is negative: xor the sign, after the
         // length is taken (the determinant's test ends later than the normal).

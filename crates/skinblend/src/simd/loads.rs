@@ -119,15 +119,22 @@ pub(super) fn load3x8(values: &[Vec3], base: usize) -> [__m256; 3] {
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn load3x8_or_block(blocks: &[Vec3x8], values: &[Vec3], base: usize) -> [__m256; 3] {
     match blocks.get(base / LANES) {
-        // SAFETY: each component is eight f32s at a 32-byte boundary (`Vec3x8`'s asserts).
-        Some(block) => unsafe {
-            [
-                _mm256_load_ps(block.x.as_ptr()),
-                _mm256_load_ps(block.y.as_ptr()),
-                _mm256_load_ps(block.z.as_ptr()),
-            ]
-        },
+        Some(block) => load_block3x8(block),
         None => load3x8(values, base),
+    }
+}
+
+/// The eight vertices of `block`, one component per register: three aligned loads.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn load_block3x8(block: &Vec3x8) -> [__m256; 3] {
+    // SAFETY: each component is eight f32s at a 32-byte boundary (`Vec3x8`'s asserts).
+    unsafe {
+        [
+            _mm256_load_ps(block.x.as_ptr()),
+            _mm256_load_ps(block.y.as_ptr()),
+            _mm256_load_ps(block.z.as_ptr()),
+        ]
     }
 }
 
