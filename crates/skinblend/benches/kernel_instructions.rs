@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Arguments: method (`linear`, `dq`, `cor`, `blended` with every value 0.5), attributes (`p`, `pn`, `pnt`; with a `b`, as
-//! `pnb`, the input is a `SkinMesh`, whose private blocks LBS reads, as `skinblend bench`'s is), influences per
+//! `pnb`, the input is a `SkinMesh`, whose private vertex blocks the kernels read, as `skinblend bench`'s is), influences per
 //! vertex, vertices, calls, and optionally joints (64 unless given: `skinblend bench`'s rig) and
 //! threads (1 unless given: more split each call over a rayon pool of that many threads, the
 //! calls made from inside the pool as `skinblend bench`'s parallel rows make them) and an output
