@@ -31,7 +31,7 @@ pub(crate) struct CallTables {
     pub(crate) flip_tally: bool,
     /// DQS prefetches its inputs ahead: the call sweeps at least
     /// `driver::PREFETCH_MIN_VERTICES` vertices (its mesh, or the batch it is part of), too
-    /// many for the cache to hold from one frame to the next.
+    /// many for the cache to hold from one frame to the next, on an Intel CPU.
     pub(crate) prefetch: bool,
 }
 

@@ -43,3 +43,17 @@ pub(crate) fn on_avx2<R>(pass: impl FnOnce() -> R) -> R {
 fn compiled_for_avx2<R>(_: Avx2Fma, pass: impl FnOnce() -> R) -> R {
     pass()
 }
+
+/// Whether this CPU is Intel's (`cpuid` leaf 0's vendor string, read once): for the choices
+/// measured to go one way on Intel's cores and the other on AMD's (`driver::PREFETCH_MIN_VERTICES`).
+pub(crate) fn is_intel() -> bool {
+    static INTEL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *INTEL.get_or_init(|| {
+        let leaf = std::arch::x86_64::__cpuid(0);
+        let vendor: Vec<u8> = [leaf.ebx, leaf.edx, leaf.ecx]
+            .iter()
+            .flat_map(|word| word.to_le_bytes())
+            .collect();
+        vendor == b"GenuineIntel"
+    })
+}

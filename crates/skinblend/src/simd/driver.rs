@@ -13,6 +13,7 @@ use crate::input::SkinInput;
 use crate::palette::PreparedPalette;
 use crate::reference::skin_range;
 use crate::types::{Method, RangeCounts, SkinOutputs};
+use crate::vertex_blocks::Vec3x8;
 
 /// One variant of the driver loop, as [`table`] hands it out: skins vertices `first_vertex ..`
 /// of the input into `outputs` (lengths already checked; the tables the call reads; the `bool` is
@@ -77,12 +78,17 @@ pub(super) fn table(
 }
 
 /// DQS calls that sweep at least this many vertices (a mesh, or a batch's meshes: `select`
-/// decides, `CallTables::prefetch`) prefetch their inputs [`PREFETCH_AHEAD_VERTICES`] ahead,
-/// in every piece (what the call sweeps decides whether its streams come from memory rather
-/// than cache, not the piece a thread skins). There DQS's longer chain per block leaves fewer loads in flight than LBS's: DQS with
-/// normals at 1M vertices 1.09× (`ab.py 11 "dq pn 4 1000000 100"` against a build without the
-/// prefetch; the measuring recipe is in `simd/mod.rs`), where every other method, and DQS at
-/// 100k, ran slower with it.
+/// decides, `CallTables::prefetch`) on an Intel CPU prefetch their inputs
+/// [`PREFETCH_AHEAD_VERTICES`] ahead, in every piece (what the call sweeps decides whether its
+/// streams come from memory rather than cache, not the piece a thread skins). There DQS's longer
+/// chain per block leaves fewer loads in flight than LBS's. On the Intel Xeon host (family 6
+/// model 167), DQS with normals at 1M vertices ran 1.09× with it (`ab.py 11 "dq pn 4 1000000
+/// 100"` against a build without it, when the kernels read the arrays rather than the vertex
+/// blocks; the measuring recipe is in `simd/mod.rs`), where every other method, and DQS at
+/// 100k, ran slower with it. On the AMD EPYC Zen 3 host it costs: `ab.py 15 "dq pnb 4 1000000
+/// 40"`, fastest calls, the build without it 1.06× the build with it (and 1.13× a build that
+/// prefetched the arrays while the kernel read the blocks); `crowd_memory dq`'s batch 1.05–1.1×.
+/// `cpu::is_intel` keeps it to the CPUs where it was measured to gain.
 pub(super) const PREFETCH_MIN_VERTICES: usize = 1 << 18;
 
 /// How far ahead [`prefetch_inputs`] reads.
@@ -324,15 +330,24 @@ fn prefetch_inputs<const K: usize>(block: &Block<'_>, vertex: usize) {
         }
     };
     let span = |element_bytes: usize| BLOCK_VERTICES * element_bytes;
-    lines(
-        block.positions.as_ptr().wrapping_add(vertex).cast(),
-        span(size_of::<Vec3>()),
-    );
+    // Positions and normals from the vertex blocks where the range has them, which the kernels
+    // then read instead of the arrays (`loads::load3x8_or_block`).
+    let attribute = |blocks: &[Vec3x8], values: &[Vec3]| {
+        if blocks.is_empty() {
+            lines(
+                values.as_ptr().wrapping_add(vertex).cast(),
+                span(size_of::<Vec3>()),
+            );
+        } else {
+            lines(
+                blocks.as_ptr().wrapping_add(vertex / BLOCK_VERTICES).cast(),
+                size_of::<Vec3x8>(),
+            );
+        }
+    };
+    attribute(block.position_blocks, block.positions);
     if let Some(normals) = block.normals {
-        lines(
-            normals.as_ptr().wrapping_add(vertex).cast(),
-            span(size_of::<Vec3>()),
-        );
+        attribute(block.normal_blocks, normals);
     }
     if let Some(tangents) = block.tangents {
         lines(

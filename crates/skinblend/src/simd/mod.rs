@@ -225,7 +225,8 @@ pub(crate) fn select(
                 && !influences.linear_offsets().is_empty(),
             flip_tally: reused && flips::flip_tally(input, palette, method).is_some(),
             prefetch: method == Method::DualQuaternion
-                && swept_vertices.max(input.vertex_count()) >= driver::PREFETCH_MIN_VERTICES,
+                && swept_vertices.max(input.vertex_count()) >= driver::PREFETCH_MIN_VERTICES
+                && cpu::is_intel(),
         };
         return Kernel::Avx2(avx2_fma, kernel, tables);
     }

@@ -145,3 +145,45 @@ fn translation_padding_lane_carries_the_weight_sum() {
         }
     }
 }
+
+/// DQS's prefetch (`CallTables::prefetch`, which `select` turns on for large calls on Intel
+/// CPUs only) is a hint: forced on, on any CPU, the driver writes the same bits and counts the
+/// same flips as without it, reading the arrays and reading a mesh handle's vertex blocks (the
+/// two streams it prefetches from).
+#[test]
+fn dqs_prefetch_changes_no_bit() {
+    use super::{block::CallTables, select, Kernel};
+    let mesh = benchmark_mesh(1_003, 4, 64, 0xF37C);
+    let input =
+        SkinInput::new(&mesh.positions, Some(&mesh.normals), None, &mesh.influences).unwrap();
+    let handle = crate::mesh::SkinMesh::from_input(&input);
+    let _ = handle.input(); // the blocks are built on the second request
+    assert!(handle.input().vertex_blocks().is_some());
+    let palette = prepare(&mesh.palette, None, Method::DualQuaternion).unwrap();
+    let n = mesh.positions.len();
+    for (reads, input) in [("arrays", input), ("vertex blocks", handle.input())] {
+        let skin = |prefetch: bool| {
+            let (mut p, mut normals) = (vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]);
+            let outputs = SkinOutputs {
+                positions: &mut p,
+                normals: Some(&mut normals),
+                tangents: None,
+            };
+            let kernel = match select(&input, &palette, &outputs, true, n) {
+                Kernel::Avx2(token, kernel, tables) => {
+                    Kernel::Avx2(token, kernel, CallTables { prefetch, ..tables })
+                }
+                Kernel::Scalar => Kernel::Scalar,
+            };
+            let counts = kernel.run(&input, &palette, true, 0, outputs);
+            let bits: Vec<u32> = p
+                .iter()
+                .chain(&normals)
+                .flat_map(|v| v.to_array())
+                .map(f32::to_bits)
+                .collect();
+            (bits, counts.counted.sign_flips)
+        };
+        assert_eq!(skin(true), skin(false), "DQS reading the {reads}");
+    }
+}
