@@ -6,7 +6,8 @@
 //! Prints per round: one mesh skinned again and again (everything cached), eight meshes in
 //! turn, the whole crowd in turn (every mesh's inputs read from memory each frame), one mesh's
 //! inputs written to the crowd's 1,000 outputs (inputs cached, outputs not), the crowd as one
-//! `skin_batch` call per frame (which counts the crowd's vertices together), and the crowd's
+//! `skin_batch` call per frame (which counts the crowd's vertices together), the crowd in turn
+//! under one palette (the largest, cached: what the palettes' misses cost), and the crowd's
 //! copy floor: every mesh's positions, normals, joints and weights read and its positions and
 //! normals written, with no arithmetic (what the memory allows). When the crowd is far below the
 //! cached rates and near the floor, it is bound by the bytes it moves, not by per-call work.
@@ -44,9 +45,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         parallel: false,
         ..RunOptions::default()
     };
-    // Mesh `mesh` into output `out`; the rate of `calls` such calls.
+    // Mesh `mesh` into output `out`, under its own palette or the palette `under`; the rate of
+    // `calls` such calls.
     type Outputs = Vec<(Vec<Vec3>, Vec<Vec3>)>;
-    let rate = |outs: &mut Outputs, calls: usize, pick: &dyn Fn(usize) -> (usize, usize)| {
+    let rate_under = |outs: &mut Outputs,
+                      calls: usize,
+                      pick: &dyn Fn(usize) -> (usize, usize),
+                      under: Option<usize>| {
         let start = Instant::now();
         for call in 0..calls {
             let (mesh, out) = pick(call);
@@ -56,11 +61,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 normals: Some(normals),
                 tangents: None,
             };
-            handles[mesh].skin_into(&palettes[mesh], outputs, run)?;
+            handles[mesh].skin_into(&palettes[under.unwrap_or(mesh)], outputs, run)?;
         }
         let seconds = start.elapsed().as_secs_f64();
         Ok::<f64, skinblend::SkinError>((calls * VERTICES) as f64 / seconds / 1e6)
     };
+    let rate = |outs: &mut Outputs, calls: usize, pick: &dyn Fn(usize) -> (usize, usize)| {
+        rate_under(outs, calls, pick, None)
+    };
+    // The palette with the most joints (64): every mesh's joints are inside it.
+    let largest = (0..MESHES)
+        .max_by_key(|&i| palettes[i].joint_count())
+        .unwrap_or(0);
     let calls = 20 * MESHES;
     println!("{method}, {MESHES} meshes of {VERTICES} vertices, one thread, Mverts/s:");
     for round in 0..rounds {
@@ -68,12 +80,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let eight = rate(&mut outs, calls, &|c| (c % 8, c % 8))?;
         let all = rate(&mut outs, calls, &|c| (c % MESHES, c % MESHES))?;
         let one_into_all = rate(&mut outs, calls, &|c| (0, c % MESHES))?;
+        let one_palette = rate_under(
+            &mut outs,
+            calls,
+            &|c| (c % MESHES, c % MESHES),
+            Some(largest),
+        )?;
         let batch = batch_rate(&handles, &palettes, &mut outs, calls / MESHES, run)?;
         let floor = copy_floor(&crowd, &mut outs, calls);
         println!(
             "round {round}: one mesh {one:.1}, eight meshes {eight:.1}, the crowd {all:.1}, \
              the crowd as one skin_batch {batch:.1}, one mesh into the crowd's outputs \
-             {one_into_all:.1}, the crowd's copy floor {floor:.1}"
+             {one_into_all:.1}, the crowd under one palette {one_palette:.1}, the crowd's copy \
+             floor {floor:.1}"
         );
     }
     Ok(())

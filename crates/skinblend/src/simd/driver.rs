@@ -7,7 +7,7 @@ use glam::{Vec3, Vec4};
 use super::block::CallTables;
 use super::block::{tallied_flips, Block};
 use super::cpu::Avx2Fma;
-use super::layout::BLOCK_VERTICES;
+use super::layout::{BLOCK_VERTICES, PIVOT_SIGN_TABLE_MAX_JOINTS};
 use super::{blended, cor, dqs, lbs, lbs_loop};
 use crate::input::SkinInput;
 use crate::palette::PreparedPalette;
@@ -156,6 +156,7 @@ fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R
         counts.counted = skin_range(input, palette, renormalize, first_vertex, outputs);
         return counts;
     }
+    warm_sign_table::<M>(&block, count);
     // A build with `--cfg skinblend_intrinsics` runs the compiled twin of the `asm!` loop.
     const ASM: bool = !cfg!(skinblend_intrinsics);
     // LBS: the palette entries by the mesh's byte offsets where it has them
@@ -180,6 +181,66 @@ fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R
         run.scalar_range(&block, &mut outputs, base..count, &mut counts);
     }
     counts
+}
+
+/// How many influences a range must read per line of the table for [`warm_sign_table`] to load
+/// it: at least two vertices of four influences per line, so that the loads (about one cycle
+/// per line where the table is cached) cost at most a few per cent of the kernel's time (about
+/// 16 cycles per vertex) where they gain nothing.
+const WARM_INFLUENCES_PER_LINE: usize = 8;
+
+/// Loads one byte of every 64-byte line of the pivot sign table that the range's block kernel
+/// reads (DQS, CoR and blended with the table: each joint's row, as far as the palette's
+/// joints, and its lines; blended also its 3x4s), where the range reads at least
+/// [`WARM_INFLUENCES_PER_LINE`] influences per line. In a crowd each mesh's palette comes from
+/// memory, and the kernel would meet each line's miss in the middle of a chain of dependent
+/// loads (joint, row entry, line). Loads, not prefetches: prefetch instructions on the same
+/// lines at the start of the call moved the 1,000 × 2,000 DQS crowd (each mesh its own palette,
+/// skinned in turn) 1.02× on the AMD EPYC Zen 3 VM, these loads 1.08× (the fastest of 8
+/// alternated runs of each build; `examples/crowd_memory.rs` shows the crowd under one palette
+/// beside it). LBS's palette, its 3x4s alone, gained nothing from the same loads.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn warm_sign_table<const M: u8>(block: &Block<'_>, count: usize) {
+    const LINE_BYTES: usize = 64;
+    if M == LINEAR || block.signed_entries.is_empty() {
+        return;
+    }
+    let joints = block.dual_quats.len();
+    let blended_lines = if M == BLENDED { block.linear.len() } else { 0 };
+    let lines = block.signed_entries.len()
+        + joints * (joints * size_of::<u16>()).div_ceil(LINE_BYTES)
+        + blended_lines;
+    if count.saturating_mul(block.k::<0>()) < WARM_INFLUENCES_PER_LINE * lines {
+        return;
+    }
+    // The first byte of every line, summed so that no load is dropped.
+    let mut sum = 0u8;
+    let mut touch = |first: *const u8, bytes: usize| {
+        for offset in (0..bytes).step_by(LINE_BYTES) {
+            // SAFETY: `offset < bytes`, the byte length of the slice that `first` starts
+            // (below); every byte of these types is initialized (f32s and u16s, no padding).
+            sum = sum.wrapping_add(unsafe { first.add(offset).read() });
+        }
+    };
+    fn bytes<T>(slice: &[T]) -> (*const u8, usize) {
+        (slice.as_ptr().cast(), size_of_val(slice))
+    }
+    let (first, len) = bytes(block.signed_entries);
+    touch(first, len);
+    for row in block
+        .signed_offsets
+        .chunks_exact(PIVOT_SIGN_TABLE_MAX_JOINTS)
+        .take(joints)
+    {
+        let (first, len) = bytes(&row[..joints]);
+        touch(first, len);
+    }
+    if M == BLENDED {
+        let (first, len) = bytes(block.linear);
+        touch(first, len);
+    }
+    std::hint::black_box(sum);
 }
 
 /// What [`drive_avx2`]'s helpers share: the call's arguments and the range's [`Block`].
