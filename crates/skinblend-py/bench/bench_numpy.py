@@ -20,7 +20,11 @@ call itself are nearly all of it.
 Each sample repeats a call for at least 30 ms; cases are interleaved and repeated, and the table
 shows medians. With ``--cli``, ``skinblend bench --quick --json`` runs before and after, and each
 door is printed as a ratio of the kernel alone (the SIMD row of the same method, attributes and
-size, one thread; the median of its two runs). Not a test: figures depend on the machine and its
+size, one thread; the median of its two runs). Always, each door is also printed as a ratio of the
+kernel alone measured in this process right after it in every repeat (``SkinMesh::skin_into``
+called back to back in Rust on the Skinner's own mesh, the palette prepared once: the extension's
+``_kernel_seconds_per_call``), the median over the repeats: a reference taken at the same moment,
+so the host's load moves both alike. Not a test: figures depend on the machine and its
 load, which is printed with them.
 """
 
@@ -82,6 +86,9 @@ def kernel_mverts(runs: List[List[dict]], method: str, attributes: str, n: int) 
 
 Key = Tuple[int, str, str, str]  # (vertices, method, door, attributes)
 
+# The reference measured in this process, interleaved with the doors (`measure`).
+KERNEL = "kernel alone, in this process"
+
 
 def measure(repeats: int, with_numpy: bool) -> Dict[Key, List[float]]:
     results: Dict[Key, List[float]] = {}
@@ -117,6 +124,11 @@ def measure(repeats: int, with_numpy: bool) -> Dict[Key, List[float]]:
                                                         threads=1), 1)
                 for (door, attributes), (fn, count) in cases.items():
                     results.setdefault((n, method, door, attributes), []).append(timed(fn, count))
+                # The kernel alone in this process, right after the doors: `SkinMesh::skin_into`
+                # called back to back in Rust on the same mesh, palette prepared once.
+                for attributes, s in (("pn", skinner), ("p", frames)):
+                    results.setdefault((n, method, KERNEL, attributes), []).append(
+                        s._native._kernel_seconds_per_call(palette, MIN_SAMPLE_S))
             if dense is not None and with_numpy:
                 with threadpool_limits(limits=1):
                     results.setdefault((n, "linear", "numpy dense LBS", "p"), []).append(
@@ -161,20 +173,26 @@ def main() -> None:
     print(f"load average after: {os.getloadavg()}")
     print()
     print("| vertices | method | door (one thread) | attributes | ms per frame | M vertices/s "
-          "| of the kernel alone | vs numpy dense LBS |")
-    print("|---:|---|---|---|---:|---:|---:|---:|")
+          "| of the kernel alone | of the kernel, this process | vs numpy dense LBS |")
+    print("|---:|---|---|---|---:|---:|---:|---:|---:|")
     for (n, method, door, attributes), times in results.items():
         median = statistics.median(times)
         mverts = n / median / 1e6
-        kernel = kernel_mverts(runs, method, attributes, n) if door != "numpy dense LBS" else None
+        kernel = (kernel_mverts(runs, method, attributes, n)
+                  if door not in ("numpy dense LBS", KERNEL) else None)
         share = f"{mverts / kernel:.2f}x" if kernel else "-"
+        # Each repeat's door against the kernel measured right after it, median over repeats.
+        here = results.get((n, method, KERNEL, attributes))
+        same = "-"
+        if here and door not in ("numpy dense LBS", KERNEL):
+            same = f"{statistics.median(k / t for k, t in zip(here, times)):.2f}x"
         numpy_times = results.get((n, "linear", "numpy dense LBS", "p"))
         versus = "-"
         if numpy_times and attributes == "p" and door.startswith("one-shot"):
             versus = f"{statistics.median(numpy_times) / median:.1f}x"
         label = dict(METHODS).get(method, method)
         print(f"| {n:,} | {label} | {door} | {attributes} | {median * 1e3:.3f} | {mverts:.1f} "
-              f"| {share} | {versus} |")
+              f"| {share} | {same} | {versus} |")
     print()
     print("| fixed cost per call, 8 vertices x 64 joints | method | µs (median) |")
     print("|---|---|---:|")

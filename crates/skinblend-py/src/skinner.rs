@@ -388,6 +388,50 @@ impl NativeSkinner {
         self.mesh.vertex_count()
     }
 
+    /// The kernel alone on this mesh, for the bench scripts' reference in the same process:
+    /// `palette` prepared once, then `SkinMesh::skin_into` with this skinner's options into
+    /// positions (and normals, where the mesh has them) allocated once, called back to back
+    /// for at least `min_seconds` (at most 10); returns seconds per call.
+    fn _kernel_seconds_per_call(
+        &self,
+        py: Python<'_>,
+        palette: PyReadonlyArray3<'_, f32>,
+        min_seconds: f64,
+    ) -> PyResult<f64> {
+        if !(min_seconds > 0.0 && min_seconds <= 10.0) {
+            return Err(PyValueError::new_err(format!(
+                "min_seconds: expected a number of seconds in (0, 10], got {min_seconds}"
+            )));
+        }
+        let matrices = matrices("palette", slice("palette", &palette)?, palette.shape())?;
+        let prepared =
+            prepare(&matrices, self.bind_origins.as_deref(), &self.options).map_err(skin_error)?;
+        let n = self.mesh.vertex_count();
+        let mut positions = vec![Vec3::ZERO; n];
+        let mut normals = self.mesh.normals().map(|_| vec![Vec3::ZERO; n]);
+        let run = self.options.run_options();
+        let (mesh, threads) = (&self.mesh, self.threads);
+        py.detach(|| {
+            skin_on_threads(threads, || -> Result<f64, SkinError> {
+                let (mut calls, start) = (0u32, std::time::Instant::now());
+                loop {
+                    let outputs = SkinOutputs {
+                        positions: &mut positions,
+                        normals: normals.as_deref_mut(),
+                        tangents: None,
+                    };
+                    mesh.skin_into(&prepared, outputs, run)?;
+                    calls += 1;
+                    let elapsed = start.elapsed().as_secs_f64();
+                    if elapsed >= min_seconds {
+                        return Ok(elapsed / f64::from(calls));
+                    }
+                }
+            })
+        })?
+        .map_err(skin_error)
+    }
+
     /// Whether the input has normals.
     #[getter]
     fn has_normals(&self) -> bool {

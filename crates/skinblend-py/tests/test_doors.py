@@ -114,3 +114,21 @@ def test_a_frame_into_given_outputs_refuses_or_reorders_what_is_not_c_ordered():
     result = skinner.skin(fortran_palette, out=out, out_normals=out_normals)
     assert result.positions is out
     np.testing.assert_array_equal(out, expected)
+
+
+def test_the_bench_reference_times_the_kernel_on_the_skinners_mesh():
+    """`_kernel_seconds_per_call`, the bench script's kernel-alone reference, skins the Skinner's
+    own mesh without checking it again, and refuses a palette or a duration it cannot use."""
+    mesh = _mesh()
+    skinner = skinblend.Skinner(
+        mesh["positions"], mesh["joints"], mesh["weights"], normals=mesh["normals"], method="dq"
+    )
+    before = skinblend.full_validations()
+    seconds = skinner._native._kernel_seconds_per_call(mesh["palette"], 0.01)
+    assert 0.0 < seconds < 0.01
+    assert skinblend.full_validations() == before
+    for bad in (0.0, -1.0, float("nan"), 11.0):
+        with pytest.raises(ValueError, match="min_seconds"):
+            skinner._native._kernel_seconds_per_call(mesh["palette"], bad)
+    with pytest.raises(ValueError):
+        skinner._native._kernel_seconds_per_call(mesh["palette"][:3], 0.01)
