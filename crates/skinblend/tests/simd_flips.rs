@@ -136,9 +136,10 @@ fn flip_tally_matches_the_scalar_count_over_pieces_and_fallbacks() {
 
 #[test]
 fn meshes_large_enough_to_prefetch() {
-    // 2^18 + 3 vertices: the DQS driver prefetches on meshes of 2^18 or more
+    // 2^18 + 3 vertices: on Intel CPUs the DQS driver prefetches on meshes of 2^18 or more
     // (`PREFETCH_MIN_VERTICES` in simd/driver.rs), up to its last block, whose prefetch addresses
-    // lie past the arrays' ends.
+    // lie past the arrays' ends; elsewhere this is a large mesh against the scalar kernel (the
+    // unit test `dqs_prefetch_changes_no_bit` forces the prefetch on any CPU).
     let mut rng = Rng::new(29);
     for k in [4, 8] {
         let rig = random_rig(&mut rng, (1 << 18) + 3, k, 12, false);
@@ -150,7 +151,7 @@ fn meshes_large_enough_to_prefetch() {
             parallel,
             ..SkinOptions::default()
         };
-        // Parallel pieces prefetch too (the whole mesh's size decides).
+        // Parallel pieces prefetch too, where the CPU does (the whole mesh's size decides).
         let [simd, parallel, scalar] =
             [(true, false), (true, true), (false, false)].map(|(simd, parallel)| {
                 let options = options(simd, parallel);
