@@ -87,7 +87,8 @@ pub(super) fn table(
 /// blocks; the measuring recipe is in `simd/mod.rs`), where every other method, and DQS at
 /// 100k, ran slower with it. On the AMD EPYC Zen 3 host it costs: `ab.py 15 "dq pnb 4 1000000
 /// 40"`, fastest calls, the build without it 1.06× the build with it (and 1.13× a build that
-/// prefetched the arrays while the kernel read the blocks); `crowd_memory dq`'s batch 1.05–1.1×.
+/// prefetched the arrays while the kernel read the blocks, as it did for a while);
+/// `crowd_memory dq`'s batch 122–128 Mverts/s without it, 101–116 with that stale prefetch.
 /// `cpu::is_intel` keeps it to the CPUs where it was measured to gain.
 pub(super) const PREFETCH_MIN_VERTICES: usize = 1 << 18;
 
@@ -189,7 +190,7 @@ fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R
 /// 16 cycles per vertex) where they gain nothing.
 const WARM_INFLUENCES_PER_LINE: usize = 8;
 
-/// Loads one byte of every 64-byte line of the pivot sign table that the range's block kernel
+/// Loads a byte of every 64-byte line of the pivot sign table that the range's block kernel
 /// reads (DQS, CoR and blended with the table: each joint's row, as far as the palette's
 /// joints, and its lines; blended also its 3x4s), where the range reads at least
 /// [`WARM_INFLUENCES_PER_LINE`] influences per line. In a crowd each mesh's palette comes from
@@ -214,10 +215,11 @@ fn warm_sign_table<const M: u8>(block: &Block<'_>, count: usize) {
     if count.saturating_mul(block.k::<0>()) < WARM_INFLUENCES_PER_LINE * lines {
         return;
     }
-    // The first byte of every line, summed so that no load is dropped.
+    // A byte every 64 and the last byte of each slice (the table's rows need not start on a
+    // line), summed so that no load is dropped.
     let mut sum = 0u8;
     let mut touch = |first: *const u8, bytes: usize| {
-        for offset in (0..bytes).step_by(LINE_BYTES) {
+        for offset in (0..bytes).step_by(LINE_BYTES).chain(bytes.checked_sub(1)) {
             // SAFETY: `offset < bytes`, the byte length of the slice that `first` starts
             // (below); every byte of these types is initialized (f32s and u16s, no padding).
             sum = sum.wrapping_add(unsafe { first.add(offset).read() });
