@@ -9,10 +9,7 @@ use glam::{Affine3A, Mat4, Vec3};
 use crate::dual_quat::DualQuat;
 use crate::error::SkinError;
 use crate::rigid_split::{check_matrix, check_tolerance, non_rigid_count, split_each};
-use crate::simd::layout::{
-    LineAligned, SignedEntry, PIVOT_SIGN_TABLE_MAX_JOINTS, SIGNED_ENTRY_FLIP_BYTES,
-    SIGNED_ENTRY_STRIDE_BYTES,
-};
+use crate::simd::layout::{LineAligned, SignedEntry, SignedLayout, PIVOT_SIGN_TABLE_MAX_JOINTS};
 use crate::types::{Method, PaletteSpec};
 
 /// A palette prepared once per frame for one [`PaletteSpec`]; [`crate::skin_into`] reads it.
@@ -48,19 +45,18 @@ pub struct PreparedPalette {
     /// joint, whatever the joint count, so that a row's offset is `pivot << 8`, which
     /// `Influences::pivots` holds for each vertex (entries past the joint count are 0 and never
     /// read); entry `pivot · PIVOT_SIGN_TABLE_MAX_JOINTS + joint` is the byte offset in
-    /// `signed_entries` of `joint`'s entry aligned in sign with `pivot`: `joint ·`
-    /// [`SIGNED_ENTRY_STRIDE_BYTES`], plus [`SIGNED_ENTRY_FLIP_BYTES`] (the negated entry)
-    /// where `dual_quats[joint].real_dot(&dual_quats[pivot]) < 0` (the scalar kernel's sign
+    /// `signed_entries` of `joint`'s entry aligned in sign with `pivot`: `joint ·` the
+    /// method's [`SignedLayout`] stride, plus its flip bytes (the negated entry) where `dual_quats[joint].real_dot(&dual_quats[pivot]) < 0` (the scalar kernel's sign
     /// test with `pivot` as the vertex's pivot joint). The SIMD kernels read each influence's
     /// entry through its pivot's row instead of dotting it with the pivot and negating it.
     pub(crate) signed_offsets: Vec<u16>,
-    /// With the pivot sign table (else empty): per joint two 64-byte lines ([`SignedEntry`]),
-    /// what the method's SIMD kernel blends for it as prepared, then negated. DQS: the dual
-    /// quaternion (eight f32s; the rest zero). CoR: the joint's 3x4 of `linear` with its
-    /// rotation's quaternion (the real part of `dual_quats`) in the four padding lanes, `x`,
-    /// `y`, `z` in the columns' and `w` in the translation's, the negated line negating the
-    /// quaternion only; the SIMD CoR kernel blends both of its blends from one line per
-    /// influence.
+    /// With the pivot sign table (else empty): what the method's SIMD kernel blends for each
+    /// joint as prepared, then negated, laid out as [`PreparedPalette::signed_layout`] says.
+    /// DQS and blended: one 64-byte line ([`SignedEntry`]) per joint, the dual quaternion then
+    /// its negation. CoR: two lines per joint, the joint's 3x4 of `linear` with its rotation's
+    /// quaternion (the real part of `dual_quats`) in the four padding lanes, `x`, `y`, `z` in
+    /// the columns' and `w` in the translation's, the second line negating the quaternion
+    /// only; the SIMD CoR kernel blends both of its blends from one line per influence.
     pub(crate) signed_entries: Vec<SignedEntry>,
     joint_count: usize,
     non_rigid_joints: usize,
@@ -74,7 +70,7 @@ pub struct PreparedPalette {
 /// Sixteen entries at a time with AVX2 (`simd::sign_table`), else [`pivot_sign_rows_scalar`].
 /// A table of the same joint count is written over in place: its entries past the joint count
 /// are already 0. Allocates only the first time (or when the joint count grows).
-fn signed_offsets_into(dual_quats: &[DualQuat], offsets: &mut Vec<u16>) {
+fn signed_offsets_into(dual_quats: &[DualQuat], layout: SignedLayout, offsets: &mut Vec<u16>) {
     let joints = dual_quats.len();
     if joints > PIVOT_SIGN_TABLE_MAX_JOINTS {
         offsets.clear();
@@ -93,19 +89,20 @@ fn signed_offsets_into(dual_quats: &[DualQuat], offsets: &mut Vec<u16>) {
     #[cfg(target_arch = "x86_64")]
     if let Some(avx2) = crate::simd::cpu::Avx2Fma::detect() {
         // SAFETY: the token proves AVX2 (`Avx2Fma::detect`).
-        unsafe { crate::simd::sign_table::pivot_sign_rows(avx2, &real, joints, offsets) };
+        unsafe { crate::simd::sign_table::pivot_sign_rows(avx2, &real, joints, layout, offsets) };
         return;
     }
-    pivot_sign_rows_scalar(&real, joints, offsets);
+    pivot_sign_rows_scalar(&real, joints, layout, offsets);
 }
 
 /// The pivot sign table's definition: entry `pivot · PIVOT_SIGN_TABLE_MAX_JOINTS + joint` of
-/// `rows`, for `pivot` and `joint` below `joints`, is `joint · SIGNED_ENTRY_STRIDE_BYTES`, plus
-/// `SIGNED_ENTRY_FLIP_BYTES` where the dot of the two joints' rotation parts (`real`: `x`, `y`,
+/// `rows`, for `pivot` and `joint` below `joints`, is `joint · layout.stride_bytes`, plus
+/// `layout.flip_bytes` where the dot of the two joints' rotation parts (`real`: `x`, `y`,
 /// `z`, `w` of each joint) is below 0; other entries are left as they are.
 fn pivot_sign_rows_scalar(
     real: &[[f32; PIVOT_SIGN_TABLE_MAX_JOINTS]; 4],
     joints: usize,
+    layout: SignedLayout,
     rows: &mut [u16],
 ) {
     let [x, y, z, w] = real.each_ref().map(|c| &c[..joints]);
@@ -117,14 +114,9 @@ fn pivot_sign_rows_scalar(
         let [px, py, pz, pw] = [x[pivot], y[pivot], z[pivot], w[pivot]];
         for (j, offset) in row[..joints].iter_mut().enumerate() {
             let dot = (x[j] * px + z[j] * pz) + (y[j] * py + w[j] * pw);
-            // Below 128 · 128 (asserted with the constants): the cast keeps every bit.
-            let line = (j * SIGNED_ENTRY_STRIDE_BYTES) as u16;
-            *offset = line
-                | if dot < 0.0 {
-                    SIGNED_ENTRY_FLIP_BYTES
-                } else {
-                    0
-                };
+            // Below 65,536 (asserted with the layouts): the cast keeps every bit.
+            let line = (j * usize::from(layout.stride_bytes)) as u16;
+            *offset = line | if dot < 0.0 { layout.flip_bytes } else { 0 };
         }
     }
 }
@@ -265,7 +257,7 @@ impl PreparedPalette {
                 rigid.push(split.residual.is_none());
             });
             self.non_rigid_joints = self.rigid.iter().filter(|&&rigid| !rigid).count();
-            signed_offsets_into(&self.dual_quats, &mut signed_offsets);
+            signed_offsets_into(&self.dual_quats, self.signed_layout(), &mut signed_offsets);
             self.signed_offsets = signed_offsets;
             self.real_length_range = real_length_range(&self.dual_quats);
         } else {
@@ -324,7 +316,8 @@ impl PreparedPalette {
         }
         prepared.largest_column_length = largest_column_length(prepared.linear_matrices());
         prepared.real_length_range = real_length_range(&prepared.dual_quats);
-        signed_offsets_into(&prepared.dual_quats, &mut prepared.signed_offsets);
+        let layout = prepared.signed_layout();
+        signed_offsets_into(&prepared.dual_quats, layout, &mut prepared.signed_offsets);
         prepared.fill_signed_entries();
         Ok(prepared)
     }
@@ -347,6 +340,15 @@ impl PreparedPalette {
         self.joint_count
     }
 
+    /// How `signed_entries` is laid out for this palette's method (what the pivot sign table's
+    /// offsets point to; unused by LBS).
+    pub(crate) fn signed_layout(&self) -> SignedLayout {
+        match self.spec.method {
+            Method::CenterOfRotation => SignedLayout::ROTATION_LANES,
+            Method::Linear | Method::DualQuaternion | Method::Blended => SignedLayout::DUAL_QUAT,
+        }
+    }
+
     /// Fills `signed_entries` for a DQS or CoR palette with a pivot sign table (the SIMD
     /// kernels' path); leaves it empty otherwise.
     fn fill_signed_entries(&mut self) {
@@ -357,11 +359,8 @@ impl PreparedPalette {
             Method::Linear => {}
             // Blended's SIMD kernel blends dual quaternions as DQS's does.
             Method::DualQuaternion | Method::Blended => {
-                for dq in &self.dual_quats {
-                    self.signed_entries.push(SignedEntry::dual_quat(dq));
-                    self.signed_entries
-                        .push(SignedEntry::dual_quat(&dq.negated()));
-                }
+                self.signed_entries
+                    .extend(self.dual_quats.iter().map(SignedEntry::dual_quat));
             }
             Method::CenterOfRotation => {
                 for (matrix, dq) in self.linear.iter().zip(&self.dual_quats) {

@@ -93,23 +93,9 @@ fn pivot_sign_table_matches_real_dot() {
             });
         }
     }
-    // Straight from the quaternions (a prepared palette would normalize them first): the
-    // table as built (AVX2 where the CPU has it), then written over in place for the same
-    // joints with other signs (the tails must stay 0), and the scalar definition on its own.
-    let mut offsets = Vec::new();
-    signed_offsets_into(&dual_quats, &mut offsets);
-    assert_table(&dual_quats, &offsets);
     let mut turned = dual_quats.clone();
     for dq in turned.iter_mut().step_by(2) {
         *dq = dq.negated();
-    }
-    signed_offsets_into(&turned, &mut offsets);
-    assert_table(&turned, &offsets);
-    // Joint counts that end inside a step of the AVX2 rows (sixteen entries): the tails.
-    for joints in [8, 10, 27] {
-        let mut fresh = Vec::new();
-        signed_offsets_into(&dual_quats[..joints], &mut fresh);
-        assert_table(&dual_quats[..joints], &fresh);
     }
     let mut real = [[0.0f32; PIVOT_SIGN_TABLE_MAX_JOINTS]; 4];
     for (j, dq) in dual_quats.iter().enumerate() {
@@ -117,9 +103,26 @@ fn pivot_sign_table_matches_real_dot() {
             real[c][j] = value;
         }
     }
-    let mut scalar = vec![0u16; dual_quats.len() * PIVOT_SIGN_TABLE_MAX_JOINTS];
-    pivot_sign_rows_scalar(&real, dual_quats.len(), &mut scalar);
-    assert_table(&dual_quats, &scalar);
+    for layout in [SignedLayout::DUAL_QUAT, SignedLayout::ROTATION_LANES] {
+        // Straight from the quaternions (a prepared palette would normalize them first): the
+        // table as built (AVX2 where the CPU has it), then written over in place for the same
+        // joints with other signs (the tails must stay 0), and the scalar definition on its
+        // own.
+        let mut offsets = Vec::new();
+        signed_offsets_into(&dual_quats, layout, &mut offsets);
+        assert_table(&dual_quats, layout, &offsets);
+        signed_offsets_into(&turned, layout, &mut offsets);
+        assert_table(&turned, layout, &offsets);
+        // Joint counts that end inside a step of the AVX2 rows (sixteen entries): the tails.
+        for joints in [8, 10, 27] {
+            let mut fresh = Vec::new();
+            signed_offsets_into(&dual_quats[..joints], layout, &mut fresh);
+            assert_table(&dual_quats[..joints], layout, &fresh);
+        }
+        let mut scalar = vec![0u16; dual_quats.len() * PIVOT_SIGN_TABLE_MAX_JOINTS];
+        pivot_sign_rows_scalar(&real, dual_quats.len(), layout, &mut scalar);
+        assert_table(&dual_quats, layout, &scalar);
+    }
     let many = vec![Mat4::IDENTITY; PIVOT_SIGN_TABLE_MAX_JOINTS + 1];
     let mut large = prepare(&many, None, Method::CenterOfRotation).unwrap();
     assert!(large.signed_offsets.is_empty());
@@ -131,9 +134,9 @@ fn pivot_sign_table_matches_real_dot() {
 }
 
 /// `offsets` is the pivot sign table of `dual_quats`: each entry is the scalar kernel's test,
-/// the joint's line plus the flip where `real_dot < 0`, and every entry past the joint count
-/// is 0; and the palette flips somewhere.
-fn assert_table(dual_quats: &[DualQuat], offsets: &[u16]) {
+/// the joint's entry in `layout` plus the flip where `real_dot < 0`, and every entry past the
+/// joint count is 0; and the palette flips somewhere.
+fn assert_table(dual_quats: &[DualQuat], layout: SignedLayout, offsets: &[u16]) {
     let joints = dual_quats.len();
     assert_eq!(offsets.len(), joints * PIVOT_SIGN_TABLE_MAX_JOINTS);
     let mut flips = 0;
@@ -141,7 +144,12 @@ fn assert_table(dual_quats: &[DualQuat], offsets: &[u16]) {
         for (joint, dq) in dual_quats.iter().enumerate() {
             let flip = dq.real_dot(pivot_dq) < 0.0;
             flips += usize::from(flip);
-            let expected = 128 * joint + if flip { 64 } else { 0 };
+            let expected = usize::from(layout.stride_bytes) * joint
+                + if flip {
+                    usize::from(layout.flip_bytes)
+                } else {
+                    0
+                };
             assert_eq!(
                 usize::from(offsets[pivot * PIVOT_SIGN_TABLE_MAX_JOINTS + joint]),
                 expected,
@@ -158,8 +166,8 @@ fn assert_table(dual_quats: &[DualQuat], offsets: &[u16]) {
 /// The signed entries the pivot sign table points into, on cache lines, through
 /// `update`: a CoR palette holds each joint's 3x4 with its rotation's quaternion in the
 /// padding lanes (x, y, z in the columns', w in the translation's), then the same with the
-/// quaternion negated; a DQS palette each dual quaternion, then its negation (zeros after
-/// the eight f32s); LBS palettes and palettes without a table hold none.
+/// quaternion negated; a DQS palette a line per joint, its dual quaternion then its
+/// negation; LBS palettes and palettes without a table hold none.
 #[test]
 fn signed_entries_are_each_joint_as_prepared_then_negated() {
     let frame = |t: f32| -> Vec<Mat4> {
@@ -179,7 +187,7 @@ fn signed_entries_are_each_joint_as_prepared_then_negated() {
         cor.update(&frame(t)).unwrap();
         dq.update(&frame(t)).unwrap();
         assert_eq!(cor.signed_entries.len(), 18);
-        assert_eq!(dq.signed_entries.len(), 18);
+        assert_eq!(dq.signed_entries.len(), 9);
         for (joint, (matrix, rigid)) in cor
             .linear_matrices()
             .iter()
@@ -201,15 +209,11 @@ fn signed_entries_are_each_joint_as_prepared_then_negated() {
                 assert_eq!(quaternion, (rigid.real * *sign).to_array());
             }
         }
-        for (joint, rigid) in dq.dual_quats.iter().enumerate() {
-            for (dual_quat, entry) in [*rigid, rigid.negated()]
-                .iter()
-                .zip(&dq.signed_entries[2 * joint..])
-            {
-                assert_eq!(std::ptr::from_ref(entry) as usize % 64, 0);
-                assert_eq!(entry.0[..4], dual_quat.real.to_array());
-                assert_eq!(entry.0[4..8], dual_quat.dual.to_array());
-                assert_eq!(entry.0[8..], [0.0; 8]);
+        for (rigid, entry) in dq.dual_quats.iter().zip(&dq.signed_entries) {
+            assert_eq!(std::ptr::from_ref(entry) as usize % 64, 0);
+            for (dual_quat, half) in [*rigid, rigid.negated()].iter().zip(entry.0.chunks(8)) {
+                assert_eq!(half[..4], dual_quat.real.to_array());
+                assert_eq!(half[4..], dual_quat.dual.to_array());
             }
         }
     }

@@ -10,7 +10,7 @@ use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
 use super::block::Block;
-use super::layout::{LANES, SIGNED_ENTRY_FLIP_BYTES};
+use super::layout::{SignedLayout, LANES};
 use super::loads::{transpose4_in_halves, transpose8};
 use super::math::{all8, scale8};
 use crate::influence_tables::MIN_WEIGHT_SUM;
@@ -364,7 +364,7 @@ unsafe fn blend_vertex<const C: bool, const OFFSETS: bool>(
                 Some((row, count)) => {
                     let offset = row.add(joint).read();
                     if C {
-                        **count += usize::from(offset & SIGNED_ENTRY_FLIP_BYTES);
+                        **count += usize::from(offset & SignedLayout::ROTATION_LANES.flip_bytes);
                     }
                     entries.byte_add(usize::from(offset))
                 }

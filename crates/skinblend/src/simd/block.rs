@@ -6,7 +6,6 @@ use glam::{Affine3A, Vec3, Vec4};
 
 use super::layout::{
     SignedEntry, LANES, PIVOT_HAS_ZERO_WEIGHT, PIVOT_LIGHT, PIVOT_ROW_BITS, PIVOT_SLOT_BITS,
-    SIGNED_ENTRY_FLIP_BYTES,
 };
 use super::policy;
 use crate::blend_values::BlendValues;
@@ -69,9 +68,11 @@ pub(super) struct Block<'a> {
     /// joint a row of `PIVOT_SIGN_TABLE_MAX_JOINTS` byte offsets into `signed_entries`), or
     /// empty.
     pub(super) signed_offsets: &'a [u16],
-    /// DQS and CoR with the pivot sign table: each joint's line as prepared, then negated
+    /// DQS and CoR with the pivot sign table: each joint's entry as prepared, then negated
     /// (`PreparedPalette::signed_entries`), or empty.
     pub(super) signed_entries: &'a [SignedEntry],
+    /// The flip bit of the table's offsets (`PreparedPalette::signed_layout`).
+    pub(super) signed_flip_bytes: u16,
     /// LBS and CoR's center blend divide by each vertex's weight sum: the call renormalizes and
     /// some vertex's sum is not 1 within `policy::UNIT_WEIGHT_SUM_BAND`
     /// (`policy::divides_by_weight_sums`; DQS normalizes anyway).
@@ -171,6 +172,7 @@ impl<'a> Block<'a> {
             rigid: &palette.rigid,
             signed_offsets: &palette.signed_offsets,
             signed_entries: &palette.signed_entries,
+            signed_flip_bytes: palette.signed_layout().flip_bytes,
             divide_by_weight_sums: policy::divides_by_weight_sums(
                 renormalize,
                 influences.weight_sum_range(),
@@ -317,10 +319,11 @@ pub(super) fn pivot_slot_of<const K: usize>(word: u16, k: usize) -> usize {
     }
 }
 
-/// Whether `offset`, an entry of the pivot sign table, is a sign flip.
+/// Whether `offset`, an entry of the pivot sign table whose flip bit is `flip_bytes`, is a
+/// sign flip.
 #[inline(always)]
-pub(super) fn is_flip(offset: u16) -> bool {
-    offset & SIGNED_ENTRY_FLIP_BYTES != 0
+pub(super) fn is_flip(offset: u16, flip_bytes: u16) -> bool {
+    offset & flip_bytes != 0
 }
 
 /// The sign flips that the call's tally (`flips::tallied_sign_flips`) counts for the vertices
@@ -341,7 +344,8 @@ pub(super) fn tallied_flips(block: &Block<'_>, range: std::ops::Range<usize>) ->
         let row = pivot_row_start(block.pivots[vertex]);
         for (&joint, &weight) in vertex_joints.iter().zip(weights) {
             if weight > 0.0 {
-                flips += usize::from(is_flip(block.signed_offsets[row + usize::from(joint)]));
+                let offset = block.signed_offsets[row + usize::from(joint)];
+                flips += usize::from(is_flip(offset, block.signed_flip_bytes));
             }
         }
     }
@@ -349,7 +353,7 @@ pub(super) fn tallied_flips(block: &Block<'_>, range: std::ops::Range<usize>) ->
 }
 
 /// The sign flips of a block blended with the pivot sign table, from `count` (each
-/// influence's entry's flip bit, [`SIGNED_ENTRY_FLIP_BYTES`], added as it is read), less the
+/// influence's entry's flip bit, `Block::signed_flip_bytes`, added as it is read), less the
 /// flips of zero weights, which never count (`zero_weights`: a vertex of the block has one,
 /// its pivot word says which). Four or eight influences per vertex.
 #[inline(always)]
@@ -361,7 +365,7 @@ pub(super) fn table_flips<const K: usize>(
     count: usize,
 ) -> usize {
     assert!(K == 4 || K == 8);
-    let mut flips = count / usize::from(SIGNED_ENTRY_FLIP_BYTES);
+    let mut flips = count / usize::from(block.signed_flip_bytes);
     if zero_weights {
         let (joints8, weights8) = block.influences8::<K>(base);
         for l in (0..LANES).filter(|&l| pivots[l] & PIVOT_HAS_ZERO_WEIGHT != 0) {
@@ -370,7 +374,7 @@ pub(super) fn table_flips<const K: usize>(
             for (&joint, &weight) in vertex_joints.iter().zip(&weights8[K * l..K * (l + 1)]) {
                 if weight == 0.0 {
                     let offset = block.signed_offsets[row + usize::from(joint)];
-                    flips -= usize::from(is_flip(offset));
+                    flips -= usize::from(is_flip(offset, block.signed_flip_bytes));
                 }
             }
         }

@@ -16,7 +16,7 @@ use super::block::CallTables;
 use super::cpu::Avx2Fma;
 use super::dq_table::{blend4_signed, blend4_signed_intrinsics};
 use super::driver::{whole_blocks, Run, LINEAR};
-use super::layout::{LineAligned, SignedEntry, LANES, SIGNED_ENTRY_FLIP_BYTES};
+use super::layout::{LineAligned, SignedEntry, SignedLayout, LANES};
 use super::lbs_positions::{position_pair4, position_pair4_intrinsics, PairPointers};
 use super::loads::{
     load_entry_halves, load_entry_halves_intrinsics, load_entry_pairs, load_entry_pairs_intrinsics,
@@ -371,25 +371,18 @@ fn signed_blends_against_their_twin_and_a_scalar_model() {
     let Some(_avx2_fma) = avx2_fma() else { return };
     let mut rng = Rng(0x5EED_0006);
     let joints_in_palette = 10;
-    // Each joint's line as prepared, then negated, and a row of the table per "pivot".
-    let mut lines = Vec::new();
-    for _ in 0..joints_in_palette {
-        let line = SignedEntry(std::array::from_fn(
-            |i| if i < 8 { rng.signed() } else { 0.0 },
-        ));
-        lines.push(line);
-        lines.push(SignedEntry(line.0.map(|x| -x)));
-    }
+    // Each joint's line: its eight f32s as prepared, then another eight (a DQS palette's are
+    // the negation; any will do here), and a row of the table per "pivot".
+    let SignedLayout {
+        stride_bytes,
+        flip_bytes,
+    } = SignedLayout::DUAL_QUAT;
+    let lines: Vec<SignedEntry> = (0..joints_in_palette)
+        .map(|_| SignedEntry(std::array::from_fn(|_| rng.signed())))
+        .collect();
     for _ in 0..64 {
         let row: Vec<u16> = (0..joints_in_palette)
-            .map(|j| {
-                (j * 128) as u16
-                    | if rng.below(2) == 1 {
-                        SIGNED_ENTRY_FLIP_BYTES
-                    } else {
-                        0
-                    }
-            })
+            .map(|j| (j as u16 * stride_bytes) | (flip_bytes * rng.below(2) as u16))
             .collect();
         let joints: [u16; 4] = std::array::from_fn(|_| rng.below(joints_in_palette) as u16);
         let weights: [f32; 4] = std::array::from_fn(|_| 0.5 + 0.5 * rng.signed());
@@ -397,7 +390,7 @@ fn signed_blends_against_their_twin_and_a_scalar_model() {
         let entries = lines.as_ptr().cast::<f32>();
         let (mut asm_count, mut twin_count) = (0usize, 0usize);
         // SAFETY: the token proves AVX2 and FMA; four joints and weights, every joint inside
-        // the row, every offset the start of a 64-byte line of `lines`.
+        // the row, every offset that of eight f32s of `lines`.
         let (asm, twin, asm_uncounted) = unsafe {
             let (w, j, r) = (weights.as_ptr(), joints.as_ptr(), row.as_ptr());
             let mut ignored = 0;
@@ -432,9 +425,10 @@ fn signed_blends_against_their_twin_and_a_scalar_model() {
         let mut flips = 0;
         for (&joint, &weight) in joints.iter().zip(&weights) {
             let offset = row[usize::from(joint)];
-            flips += usize::from(offset & SIGNED_ENTRY_FLIP_BYTES);
-            let line = &lines[usize::from(offset) / 64].0;
-            for (sum, &x) in model.iter_mut().zip(line) {
+            flips += usize::from(offset & flip_bytes);
+            let line = &lines[usize::from(offset / stride_bytes)].0;
+            let half = usize::from(offset % stride_bytes) / size_of::<f32>();
+            for (sum, &x) in model.iter_mut().zip(&line[half..half + 8]) {
                 *sum = weight.mul_add(x, *sum);
             }
         }

@@ -6,7 +6,7 @@ use std::arch::x86_64::*;
 use super::blend3x4::{self, Linear8, RotationSigns};
 use super::block::{block_pivots, on_non_rigid_joint, pivot_row, table_flips, Block};
 use super::dq_blend;
-use super::layout::{LANES, PIVOT_SIGN_TABLE_MAX_JOINTS};
+use super::layout::{SignedLayout, LANES, PIVOT_SIGN_TABLE_MAX_JOINTS};
 use super::loads::load3x8;
 use super::math::all8;
 use super::rotation::Rotation8;
@@ -130,6 +130,7 @@ unsafe fn blend_with_rotations8_counting<const K: usize, const R: bool, const C:
     assert!(
         block.signed_offsets.len() == joints * PIVOT_SIGN_TABLE_MAX_JOINTS
             && block.signed_entries.len() == 2 * joints
+            && block.signed_flip_bytes == SignedLayout::ROTATION_LANES.flip_bytes
     );
     let table = block.signed_offsets.as_ptr();
     let mut signs = RotationSigns {

@@ -6,28 +6,31 @@
 use std::arch::x86_64::*;
 
 use super::block::{block_pivots, on_non_rigid_joint, pivot_row, table_flips, Block};
-use super::layout::{LANES, PIVOT_SIGN_TABLE_MAX_JOINTS, SIGNED_ENTRY_FLIP_BYTES};
+use super::layout::{SignedLayout, LANES, PIVOT_SIGN_TABLE_MAX_JOINTS};
 use super::loads::transpose8;
 
+/// The flip bit of a dual quaternion palette's offsets (its negation shares the line).
+const FLIP_BYTES: u16 = SignedLayout::DUAL_QUAT.flip_bytes;
 // `blend4_signed`'s `asm!` counts a flip by this bit as a literal.
-const _: () = assert!(SIGNED_ENTRY_FLIP_BYTES == 64);
+const _: () = assert!(FLIP_BYTES == 32);
 
 /// `dq_blend::blend8` of DQS (real and dual parts) for four or eight influences per vertex with the
 /// palette's pivot sign table (`Block::signed_offsets`, not empty): each vertex's blend in one
 /// register `real | dual`, one influence at a time, each influence's dual quaternion read from
-/// the line its entry in the row of the vertex's pivot joint points to (the joint's dual
-/// quaternion or its negation, `Block::signed_entries`; [`blend4_signed`]), instead of the
+/// the half line its entry in the row of the vertex's pivot joint points to (the joint's dual
+/// quaternion or its negation, which share the joint's line in `Block::signed_entries`;
+/// [`blend4_signed`]), instead of the
 /// slot-by-slot blend's dot of every influence with the pivot; then the eight blends
 /// transposed. The same decisions as the scalar kernel (the table holds its sign test, the
 /// pivot is `block_pivots`'), so the same flips and results up to f32 rounding. Reading the
-/// negated line takes no sign broadcast and no xor per influence: against the slot-by-slot
+/// negated half takes no sign broadcast and no xor per influence: against the slot-by-slot
 /// blend, DQS with normals 1.15× at 100k (`ab.py 15 "dq pn 4 100000 500"` against a build
 /// without the table; the measuring recipe is in `simd/mod.rs`). CoR reads the table in its
 /// own blend (`cor::blend_with_rotations8`).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; `block.signed_offsets` is the table of `block.dual_quats` and
-/// `block.signed_entries` its lines.
+/// `block.signed_entries` its entries.
 #[inline(always)]
 pub(super) unsafe fn blend_signed_table8<const K: usize, const R: bool>(
     block: &Block<'_>,
@@ -62,7 +65,8 @@ unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: b
     let joints = block.dual_quats.len();
     assert!(
         block.signed_offsets.len() == joints * PIVOT_SIGN_TABLE_MAX_JOINTS
-            && block.signed_entries.len() == 2 * joints
+            && block.signed_entries.len() == joints
+            && block.signed_flip_bytes == FLIP_BYTES
     );
     // SAFETY: (the whole body) the caller guarantees AVX2 and FMA; the pointer reads are justified
     // where they are.
@@ -77,7 +81,7 @@ unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: b
             // SAFETY: the vertex's pivot joint is inside the palette, so its row is inside the
             // table; each call reads four weights and four joints of this vertex (K is 4 or
             // 8), every joint is inside the palette and its row, and every offset of the table
-            // points to a line of `entries` (asserted lengths).
+            // points to a dual quaternion of `entries` (asserted lengths).
             let offsets = pivot_row(table, pivots[l]);
             let weights = weights8.as_ptr().add(K * l);
             let mut blend = _mm256_setzero_ps();
@@ -102,18 +106,18 @@ unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: b
     }
 }
 
-/// `blend + Σₛ weights[s] · (the line at entries + offsets[joints[s]])` over four influences:
+/// `blend + Σₛ weights[s] · (the 8 f32s at entries + offsets[joints[s]])` over four influences:
 /// each influence's dual quaternion, or its negation where the pivot sign table's row
 /// `offsets` says so, as one `asm!` block: per influence a joint load, its offset's load, a
-/// weight broadcast, an add and a multiply-add reading the line through a register alone (an
+/// weight broadcast, an add and a multiply-add reading the entry through a register alone (an
 /// indexed memory operand would cost a second rename slot, see
 /// `lbs_positions::position_pair4`). Where `C`, adds each offset's flip bit
-/// ([`SIGNED_ENTRY_FLIP_BYTES`]) to `count` (so `count` grows by that many per flip).
+/// ([`FLIP_BYTES`]) to `count` (so `count` grows by that many per flip).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; `weights` and `joints` are valid for reading four elements, every
 /// joint `j` among them indexes `offsets` (`offsets[j]` readable), and every offset read is
-/// that of a 32-byte readable line of `entries`.
+/// that of 32 readable bytes of `entries`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn blend4_signed<const C: bool>(
@@ -173,7 +177,7 @@ pub(super) unsafe fn blend4_signed<const C: bool>(
     // SAFETY: the caller guarantees the reads; the block reads memory and writes registers only.
     unsafe {
         if C {
-            four!("mov {flip:e}, {j:e}\nand {flip:e}, 64\nadd {count}, {flip}\n");
+            four!("mov {flip:e}, {j:e}\nand {flip:e}, 32\nadd {count}, {flip}\n");
         } else {
             four!("/* {count} {flip}: not counted */\n");
         }
@@ -199,12 +203,12 @@ pub(super) unsafe fn blend4_signed_intrinsics<const C: bool>(
     let mut blend = blend;
     for s in 0..4 {
         // SAFETY: the caller guarantees the four joints and weights, each joint's offset and
-        // each offset's 32-byte line.
+        // each offset's 32 bytes.
         unsafe {
             let offset = offsets.add(usize::from(joints.add(s).read())).read();
             let weight = _mm256_set1_ps(weights.add(s).read());
             if C {
-                *count += usize::from(offset & SIGNED_ENTRY_FLIP_BYTES);
+                *count += usize::from(offset & FLIP_BYTES);
             }
             let line = _mm256_loadu_ps(entries.byte_add(usize::from(offset)));
             blend = _mm256_fmadd_ps(weight, line, blend);

@@ -12,7 +12,7 @@
 
 use super::block::CallTables;
 use super::cpu::Avx2Fma;
-use super::layout::{PIVOT_SIGN_TABLE_MAX_JOINTS, SIGNED_ENTRY_FLIP_BYTES};
+use super::layout::PIVOT_SIGN_TABLE_MAX_JOINTS;
 use crate::input::SkinInput;
 use crate::palette::PreparedPalette;
 use crate::types::Method;
@@ -83,8 +83,10 @@ pub(super) fn tallied_sign_flips(
     // Rows of the table are `PIVOT_SIGN_TABLE_MAX_JOINTS` long, at least the mesh's joints.
     let table_row = PIVOT_SIGN_TABLE_MAX_JOINTS;
     let offsets = &palette.signed_offsets;
+    let flip_bytes = palette.signed_layout().flip_bytes;
     // SAFETY: the token proves AVX2 (`Avx2Fma::detect`).
-    let flips = unsafe { flipped_count_avx2(avx2_fma, counts, offsets, joints, table_row) };
+    let flips =
+        unsafe { flipped_count_avx2(avx2_fma, counts, offsets, flip_bytes, joints, table_row) };
     flips as usize
 }
 
@@ -94,26 +96,33 @@ fn flipped_count_avx2(
     _: Avx2Fma,
     counts: &[u32],
     offsets: &[u16],
+    flip_bytes: u16,
     joints: usize,
     table_row: usize,
 ) -> u32 {
-    flipped_count(counts, offsets, joints, table_row)
+    flipped_count(counts, offsets, flip_bytes, joints, table_row)
 }
 
 /// The sum of the `counts` (rows of `joints`) whose entry in `offsets` (the pivot sign table,
-/// rows of `table_row`) is a flip, as a mask and an add per entry, eight entries to a register.
+/// rows of `table_row`, its flip bit `flip_bytes`) is a flip, as a mask and an add per entry, eight entries to a register.
 /// The counts add up to at most the mesh's slot count, which `Influences::pivot_pair_counts`
 /// checked fits a u32, so no sum wraps: the wrapping operations are the plain u32 ones the
 /// compiler vectorizes (an overflow check would stop it in a debug build).
 #[inline(always)]
-fn flipped_count(counts: &[u32], offsets: &[u16], joints: usize, table_row: usize) -> u32 {
+fn flipped_count(
+    counts: &[u32],
+    offsets: &[u16],
+    flip_bytes: u16,
+    joints: usize,
+    table_row: usize,
+) -> u32 {
     let row = |counts: &[u32], offsets: &[u16]| {
         counts
             .iter()
             .zip(offsets)
             .fold(0u32, |flips, (&count, &offset)| {
                 // All ones where the entry flips.
-                let flip = 0u32.wrapping_sub(u32::from(offset & SIGNED_ENTRY_FLIP_BYTES != 0));
+                let flip = 0u32.wrapping_sub(u32::from(offset & flip_bytes != 0));
                 flips.wrapping_add(count & flip)
             })
     };

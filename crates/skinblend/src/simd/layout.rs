@@ -83,27 +83,30 @@ impl LineAligned {
     }
 }
 
-/// One line of `PreparedPalette::signed_entries`, on its own cache line: for DQS a dual
-/// quaternion in f32s 0..8 (real then dual; the rest zero); for CoR the `Affine3A`'s 16 f32s
-/// (columns x, y, z, translation, four lanes each) with lanes 3, 7, 11 and 15 holding the
-/// quaternion's x, y, z and w.
+/// One line of `PreparedPalette::signed_entries`, on its own cache line: for DQS a joint's
+/// dual quaternion in f32s 0..8 (real then dual) and its negation in f32s 8..16
+/// ([`SignedLayout::DUAL_QUAT`]); for CoR the `Affine3A`'s 16 f32s (columns x, y, z,
+/// translation, four lanes each) with lanes 3, 7, 11 and 15 holding the quaternion's x, y, z
+/// and w, the negated quaternion on the next line ([`SignedLayout::ROTATION_LANES`]).
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(64))]
 pub(crate) struct SignedEntry(pub(crate) [f32; 16]);
 
-// One line is 64 bytes; CoR's hold 3x4s in `Affine3A`'s layout above, DQS's a `DualQuat` in
-// its first 32 bytes.
+// One line is 64 bytes; CoR's hold 3x4s in `Affine3A`'s layout above, DQS's two `DualQuat`s.
 const _: () = assert!(size_of::<SignedEntry>() == 64 && align_of::<SignedEntry>() == 64);
 
 impl SignedEntry {
     /// The padding lanes of a CoR line that hold the quaternion's x, y, z and w.
     pub(crate) const QUATERNION_LANES: [usize; 4] = [3, 7, 11, TRANSLATION_PADDING_LANE];
 
-    /// A DQS line: `dq`'s eight f32s, then zeros.
+    /// A DQS line: `dq`'s eight f32s, then its negation's.
     pub(crate) fn dual_quat(dq: &DualQuat) -> Self {
         let mut lanes = [0.0; 16];
         lanes[..4].copy_from_slice(&dq.real.to_array());
         lanes[4..8].copy_from_slice(&dq.dual.to_array());
+        for lane in 0..8 {
+            lanes[8 + lane] = -lanes[lane];
+        }
         Self(lanes)
     }
 
@@ -128,18 +131,54 @@ impl SignedEntry {
     }
 }
 
-/// Bytes from one joint's lines in `PreparedPalette::signed_entries` to the next joint's: two
-/// [`SignedEntry`]s, as prepared and negated.
-pub(crate) const SIGNED_ENTRY_STRIDE_BYTES: usize = 128;
-/// What an offset of the pivot sign table adds to select a joint's negated line: its one bit
-/// that says "sign flip".
-pub(crate) const SIGNED_ENTRY_FLIP_BYTES: u16 = 64;
-// Every offset of the table fits its u16, and the flip is a bit of its own.
-const _: () = assert!(
-    PIVOT_SIGN_TABLE_MAX_JOINTS * SIGNED_ENTRY_STRIDE_BYTES <= u16::MAX as usize + 1
-        && SIGNED_ENTRY_STRIDE_BYTES == 2 * SIGNED_ENTRY_FLIP_BYTES as usize
-        && SIGNED_ENTRY_FLIP_BYTES.is_power_of_two()
-);
+/// Where a joint's entries sit in `PreparedPalette::signed_entries`, which the pivot sign
+/// table's byte offsets point to: joint `j`'s entry as prepared at `j · stride_bytes`, its
+/// negation `flip_bytes` further. The flip is a bit of its own in every offset, which the
+/// kernels and the flip tally read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SignedLayout {
+    /// Bytes from one joint's entries to the next joint's.
+    pub(crate) stride_bytes: u16,
+    /// What an offset adds to select the negated entry: its one "sign flip" bit.
+    pub(crate) flip_bytes: u16,
+}
+
+impl SignedLayout {
+    /// DQS and blended: a dual quaternion (32 bytes) and its negation share one line, so a
+    /// palette's entries take one line per joint, half the lines of one line per sign. Against
+    /// a line per sign, on the AMD EPYC Zen 3 VM, six alternated runs of `crowd_memory -- dq`:
+    /// the 1,000 × 2,000 crowd as one batch 147.3 / 146.2 Mverts/s (fastest / median) against
+    /// 144.4 / 142.0, and `palette_update` at 64 DQS joints 2.62–2.80 µs against 2.89–3.03 (three
+    /// runs); the cached kernel unchanged (`ab.py 9 "dq pnb 4 100000 400"`, 0.999×).
+    pub(crate) const DUAL_QUAT: Self = Self {
+        stride_bytes: 64,
+        flip_bytes: 32,
+    };
+    /// CoR: a 3x4 with its quaternion fills a line, and the negated quaternion's line follows.
+    pub(crate) const ROTATION_LANES: Self = Self {
+        stride_bytes: 128,
+        flip_bytes: 64,
+    };
+}
+
+// Every offset of the table fits its u16, and the flip is a bit of its own below the stride.
+const _: () = {
+    let layouts = [SignedLayout::DUAL_QUAT, SignedLayout::ROTATION_LANES];
+    let mut i = 0;
+    while i < layouts.len() {
+        let SignedLayout {
+            stride_bytes,
+            flip_bytes,
+        } = layouts[i];
+        assert!(
+            PIVOT_SIGN_TABLE_MAX_JOINTS * stride_bytes as usize <= u16::MAX as usize + 1
+                && stride_bytes == 2 * flip_bytes
+                && flip_bytes.is_power_of_two()
+                && flip_bytes >= 32
+        );
+        i += 1;
+    }
+};
 
 /// The most joints for which a prepared DQS or CoR palette holds its pivot sign table
 /// (`PreparedPalette::signed_offsets`): 128² entries of 2 bytes, 32 KiB (each joint's row is

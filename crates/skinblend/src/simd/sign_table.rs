@@ -4,14 +4,12 @@
 use std::arch::x86_64::*;
 
 use super::cpu::Avx2Fma;
-use super::layout::{
-    PIVOT_SIGN_TABLE_MAX_JOINTS, SIGNED_ENTRY_FLIP_BYTES, SIGNED_ENTRY_STRIDE_BYTES,
-};
+use super::layout::{SignedLayout, PIVOT_SIGN_TABLE_MAX_JOINTS};
 
 /// Writes entries `0..joints` of the first `joints` rows of `rows` (rows of
 /// [`PIVOT_SIGN_TABLE_MAX_JOINTS`] entries) as `palette::pivot_sign_rows_scalar` defines them,
 /// from the rotation parts' components `real` (`x`, `y`, `z`, `w` of each joint; entries past
-/// `joints` unread): per pivot and sixteen joints, the dots `(x·x' + z·z') + (y·y' + w·w')` as
+/// `joints` unread) and the entries' `layout`: per pivot and sixteen joints, the dots `(x·x' + z·z') + (y·y' + w·w')` as
 /// multiplies and adds in that order (no FMA, so every sign is the scalar kernel's), a compare
 /// and the flip bit added to the joints' line offsets, one 32-byte store. Entries past
 /// `joints` are written 0 up to the next multiple of sixteen and left as they are after it.
@@ -29,6 +27,7 @@ pub(crate) fn pivot_sign_rows(
     _: Avx2Fma,
     real: &[[f32; PIVOT_SIGN_TABLE_MAX_JOINTS]; 4],
     joints: usize,
+    layout: SignedLayout,
     rows: &mut [u16],
 ) {
     const LANES: usize = 8;
@@ -39,10 +38,11 @@ pub(crate) fn pivot_sign_rows(
         joints <= PIVOT_SIGN_TABLE_MAX_JOINTS && rows.len() >= joints * PIVOT_SIGN_TABLE_MAX_JOINTS
     );
     let zero = _mm256_setzero_ps();
-    let flip = _mm256_set1_epi16(SIGNED_ENTRY_FLIP_BYTES as i16);
+    // The bit patterns as i16s (the intrinsics' type): every bit kept.
+    let flip = _mm256_set1_epi16(layout.flip_bytes as i16);
     let lane_index = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    // Below 128 · 128 (asserted with the constants): every line offset fits an i16 as a u16.
-    let stride = _mm256_set1_epi16(SIGNED_ENTRY_STRIDE_BYTES as i16);
+    // Below 65,536 (asserted with the layouts): every line offset fits an i16 as a u16.
+    let stride = _mm256_set1_epi16(layout.stride_bytes as i16);
     let joint_count = _mm256_set1_epi16(joints as i16);
     for first in (0..joints).step_by(STEP) {
         // `first + STEP <= PIVOT_SIGN_TABLE_MAX_JOINTS`: `first` is a multiple of sixteen below
