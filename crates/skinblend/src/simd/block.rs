@@ -5,7 +5,8 @@
 use glam::{Affine3A, Vec3, Vec4};
 
 use super::layout::{
-    SignedEntry, LANES, PIVOT_HAS_ZERO_WEIGHT, PIVOT_LIGHT, PIVOT_ROW_BITS, PIVOT_SLOT_BITS,
+    SignedEntry, SignedLayout, LANES, PIVOT_HAS_ZERO_WEIGHT, PIVOT_LIGHT, PIVOT_ROW_BITS,
+    PIVOT_SLOT_BITS,
 };
 use super::policy;
 use crate::blend_values::BlendValues;
@@ -71,8 +72,9 @@ pub(super) struct Block<'a> {
     /// DQS and CoR with the pivot sign table: each joint's entry as prepared, then negated
     /// (`PreparedPalette::signed_entries`), or empty.
     pub(super) signed_entries: &'a [SignedEntry],
-    /// The flip bit of the table's offsets (`PreparedPalette::signed_layout`).
-    pub(super) signed_flip_bytes: u16,
+    /// How `signed_entries` is laid out: the table's offsets' stride and flip bit
+    /// (`PreparedPalette::signed_layout`).
+    pub(super) signed_layout: SignedLayout,
     /// LBS and CoR's center blend divide by each vertex's weight sum: the call renormalizes and
     /// some vertex's sum is not 1 within `policy::UNIT_WEIGHT_SUM_BAND`
     /// (`policy::divides_by_weight_sums`; DQS normalizes anyway).
@@ -172,7 +174,7 @@ impl<'a> Block<'a> {
             rigid: &palette.rigid,
             signed_offsets: &palette.signed_offsets,
             signed_entries: &palette.signed_entries,
-            signed_flip_bytes: palette.signed_layout().flip_bytes,
+            signed_layout: palette.signed_layout(),
             divide_by_weight_sums: policy::divides_by_weight_sums(
                 renormalize,
                 influences.weight_sum_range(),
@@ -345,27 +347,46 @@ pub(super) fn tallied_flips(block: &Block<'_>, range: std::ops::Range<usize>) ->
         for (&joint, &weight) in vertex_joints.iter().zip(weights) {
             if weight > 0.0 {
                 let offset = block.signed_offsets[row + usize::from(joint)];
-                flips += usize::from(is_flip(offset, block.signed_flip_bytes));
+                flips += usize::from(is_flip(offset, block.signed_layout.flip_bytes));
             }
         }
     }
     flips
 }
 
-/// The sign flips of a block blended with the pivot sign table, from `count` (each
-/// influence's entry's flip bit, `Block::signed_flip_bytes`, added as it is read), less the
-/// flips of zero weights, which never count (`zero_weights`: a vertex of the block has one,
-/// its pivot word says which). Four or eight influences per vertex.
+/// The flip bits of a block's influences (as [`table_flips`] takes them) from `offsets_sum`,
+/// every influence's entry of the pivot sign table added as it was read (`joints8`, the
+/// block's joints): less the layout's stride per joint, what remains is the flip bit per flip.
+/// Summing whole entries takes one add per influence, where masking out the flip bit first
+/// took three instructions: DQS with normals on a 2,000-vertex mesh of 64 joints (too few
+/// influences per pivot pair for the per-call tally, as in a crowd, so every block counts)
+/// 1.05–1.08× (`ab.py 9 "dq pnb 4 2000 20000"`, the AMD EPYC Zen 3 VM), the 1,000 × 2,000 DQS
+/// crowd (`crowd_memory dq`) 1.03–1.06×. CoR's blend (intrinsics, not `asm!`) ran 0.95× with
+/// it and keeps the mask.
+#[inline(always)]
+pub(super) fn flip_bits_of_offsets(
+    block: &Block<'_>,
+    joints8: &[u16],
+    offsets_sum: usize,
+) -> usize {
+    let joints_sum: usize = joints8.iter().map(|&joint| usize::from(joint)).sum();
+    offsets_sum - usize::from(block.signed_layout.stride_bytes) * joints_sum
+}
+
+/// The sign flips of a block blended with the pivot sign table, from `flip_bits` (each
+/// influence's entry's flip bit, `Block::signed_layout`'s, added), less the flips of zero
+/// weights, which never count (`zero_weights`: a vertex of the block has one, its pivot word
+/// says which). Four or eight influences per vertex.
 #[inline(always)]
 pub(super) fn table_flips<const K: usize>(
     block: &Block<'_>,
     base: usize,
     pivots: [u16; LANES],
     zero_weights: bool,
-    count: usize,
+    flip_bits: usize,
 ) -> usize {
     assert!(K == 4 || K == 8);
-    let mut flips = count / usize::from(block.signed_flip_bytes);
+    let mut flips = flip_bits / usize::from(block.signed_layout.flip_bytes);
     if zero_weights {
         let (joints8, weights8) = block.influences8::<K>(base);
         for l in (0..LANES).filter(|&l| pivots[l] & PIVOT_HAS_ZERO_WEIGHT != 0) {
@@ -374,7 +395,7 @@ pub(super) fn table_flips<const K: usize>(
             for (&joint, &weight) in vertex_joints.iter().zip(&weights8[K * l..K * (l + 1)]) {
                 if weight == 0.0 {
                     let offset = block.signed_offsets[row + usize::from(joint)];
-                    flips -= usize::from(is_flip(offset, block.signed_flip_bytes));
+                    flips -= usize::from(is_flip(offset, block.signed_layout.flip_bytes));
                 }
             }
         }

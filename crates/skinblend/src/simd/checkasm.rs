@@ -422,10 +422,12 @@ fn signed_blends_against_their_twin_and_a_scalar_model() {
             )
         };
         let mut model = start;
-        let mut flips = 0;
+        let (mut flips, mut offsets_sum) = (0, 0);
         for (&joint, &weight) in joints.iter().zip(&weights) {
             let offset = row[usize::from(joint)];
-            flips += usize::from(offset & flip_bytes);
+            // The blend sums the offsets; the flips are what remains past the joints' lines.
+            offsets_sum += usize::from(offset);
+            flips += usize::from(offset & flip_bytes != 0);
             let line = &lines[usize::from(offset / stride_bytes)].0;
             let half = usize::from(offset % stride_bytes) / size_of::<f32>();
             for (sum, &x) in model.iter_mut().zip(&line[half..half + 8]) {
@@ -435,7 +437,10 @@ fn signed_blends_against_their_twin_and_a_scalar_model() {
         assert_eq!(bits(asm), bits(twin));
         assert_eq!(bits(asm), bits(model));
         assert_eq!(bits(asm_uncounted), bits(model));
-        assert_eq!((asm_count, twin_count), (flips, flips));
+        assert_eq!((asm_count, twin_count), (offsets_sum, offsets_sum));
+        let joints_sum: usize = joints.iter().map(|&j| usize::from(j)).sum();
+        let flip_bits = offsets_sum - usize::from(stride_bytes) * joints_sum;
+        assert_eq!(flip_bits, flips * usize::from(flip_bytes));
     }
 }
 

@@ -130,7 +130,7 @@ unsafe fn blend_with_rotations8_counting<const K: usize, const R: bool, const C:
     assert!(
         block.signed_offsets.len() == joints * PIVOT_SIGN_TABLE_MAX_JOINTS
             && block.signed_entries.len() == 2 * joints
-            && block.signed_flip_bytes == SignedLayout::ROTATION_LANES.flip_bytes
+            && block.signed_layout == SignedLayout::ROTATION_LANES
     );
     let table = block.signed_offsets.as_ptr();
     let mut signs = RotationSigns {

@@ -5,14 +5,11 @@
 
 use std::arch::x86_64::*;
 
-use super::block::{block_pivots, on_non_rigid_joint, pivot_row, table_flips, Block};
+use super::block::{
+    block_pivots, flip_bits_of_offsets, on_non_rigid_joint, pivot_row, table_flips, Block,
+};
 use super::layout::{SignedLayout, LANES, PIVOT_SIGN_TABLE_MAX_JOINTS};
 use super::loads::transpose8;
-
-/// The flip bit of a dual quaternion palette's offsets (its negation shares the line).
-const FLIP_BYTES: u16 = SignedLayout::DUAL_QUAT.flip_bytes;
-// `blend4_signed`'s `asm!` counts a flip by this bit as a literal.
-const _: () = assert!(FLIP_BYTES == 32);
 
 /// `dq_blend::blend8` of DQS (real and dual parts) for four or eight influences per vertex with the
 /// palette's pivot sign table (`Block::signed_offsets`, not empty): each vertex's blend in one
@@ -66,7 +63,7 @@ unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: b
     assert!(
         block.signed_offsets.len() == joints * PIVOT_SIGN_TABLE_MAX_JOINTS
             && block.signed_entries.len() == joints
-            && block.signed_flip_bytes == FLIP_BYTES
+            && block.signed_layout == SignedLayout::DUAL_QUAT
     );
     // SAFETY: (the whole body) the caller guarantees AVX2 and FMA; the pointer reads are justified
     // where they are.
@@ -98,7 +95,8 @@ unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: b
             *row = blend;
         }
         let flips = if C {
-            table_flips::<K>(block, base, pivots, zero_weights, count)
+            let flip_bits = flip_bits_of_offsets(block, joints8, count);
+            table_flips::<K>(block, base, pivots, zero_weights, flip_bits)
         } else {
             0
         };
@@ -111,8 +109,8 @@ unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: b
 /// `offsets` says so, as one `asm!` block: per influence a joint load, its offset's load, a
 /// weight broadcast, an add and a multiply-add reading the entry through a register alone (an
 /// indexed memory operand would cost a second rename slot, see
-/// `lbs_positions::position_pair4`). Where `C`, adds each offset's flip bit
-/// ([`FLIP_BYTES`]) to `count` (so `count` grows by that many per flip).
+/// `lbs_positions::position_pair4`). Where `C`, adds each offset to `count`, from which
+/// `block::flip_bits_of_offsets` takes the flip bits.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; `weights` and `joints` are valid for reading four elements, every
@@ -166,7 +164,6 @@ pub(super) unsafe fn blend4_signed<const C: bool>(
                 offsets = in(reg) offsets,
                 entries = in(reg) entries,
                 j = out(reg) _,
-                flip = out(reg) _,
                 w = out(ymm_reg) _,
                 blend = inout(ymm_reg) blend,
                 count = inout(reg) *count,
@@ -177,9 +174,9 @@ pub(super) unsafe fn blend4_signed<const C: bool>(
     // SAFETY: the caller guarantees the reads; the block reads memory and writes registers only.
     unsafe {
         if C {
-            four!("mov {flip:e}, {j:e}\nand {flip:e}, 32\nadd {count}, {flip}\n");
+            four!("add {count}, {j}\n");
         } else {
-            four!("/* {count} {flip}: not counted */\n");
+            four!("/* {count}: not counted */\n");
         }
     }
     blend
@@ -208,7 +205,7 @@ pub(super) unsafe fn blend4_signed_intrinsics<const C: bool>(
             let offset = offsets.add(usize::from(joints.add(s).read())).read();
             let weight = _mm256_set1_ps(weights.add(s).read());
             if C {
-                *count += usize::from(offset & FLIP_BYTES);
+                *count += usize::from(offset);
             }
             let line = _mm256_loadu_ps(entries.byte_add(usize::from(offset)));
             blend = _mm256_fmadd_ps(weight, line, blend);
