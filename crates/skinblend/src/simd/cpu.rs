@@ -49,11 +49,12 @@ fn compiled_for_avx2<R>(_: Avx2Fma, pass: impl FnOnce() -> R) -> R {
 pub(crate) fn is_intel() -> bool {
     static INTEL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *INTEL.get_or_init(|| {
+        // The vendor string is `ebx`, `edx`, `ecx`, four bytes each, little-endian.
         let leaf = std::arch::x86_64::__cpuid(0);
-        let vendor: Vec<u8> = [leaf.ebx, leaf.edx, leaf.ecx]
-            .iter()
-            .flat_map(|word| word.to_le_bytes())
-            .collect();
-        vendor == b"GenuineIntel"
+        let intel = b"GenuineIntel";
+        [leaf.ebx, leaf.edx, leaf.ecx]
+            .into_iter()
+            .zip(intel.chunks_exact(4))
+            .all(|(word, bytes)| word.to_le_bytes() == bytes)
     })
 }

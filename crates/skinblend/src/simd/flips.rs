@@ -80,42 +80,27 @@ pub(super) fn tallied_sign_flips(
         return 0;
     }
     let joints = input.influences().joint_count();
-    // Rows of the table are `PIVOT_SIGN_TABLE_MAX_JOINTS` long, at least the mesh's joints.
-    let table_row = PIVOT_SIGN_TABLE_MAX_JOINTS;
-    let offsets = &palette.signed_offsets;
-    let flip_bytes = palette.signed_layout().flip_bytes;
     // SAFETY: the token proves AVX2 (`Avx2Fma::detect`).
-    let flips =
-        unsafe { flipped_count_avx2(avx2_fma, counts, offsets, flip_bytes, joints, table_row) };
+    let flips = unsafe { flipped_count_avx2(avx2_fma, counts, palette, joints) };
     flips as usize
 }
 
 /// [`flipped_count`], compiled for AVX2: eight entries per instruction, not SSE2's four.
 #[target_feature(enable = "avx2")]
-fn flipped_count_avx2(
-    _: Avx2Fma,
-    counts: &[u32],
-    offsets: &[u16],
-    flip_bytes: u16,
-    joints: usize,
-    table_row: usize,
-) -> u32 {
-    flipped_count(counts, offsets, flip_bytes, joints, table_row)
+fn flipped_count_avx2(_: Avx2Fma, counts: &[u32], palette: &PreparedPalette, joints: usize) -> u32 {
+    flipped_count(counts, palette, joints)
 }
 
-/// The sum of the `counts` (rows of `joints`) whose entry in `offsets` (the pivot sign table,
-/// rows of `table_row`, its flip bit `flip_bytes`) is a flip, as a mask and an add per entry, eight entries to a register.
-/// The counts add up to at most the mesh's slot count, which `Influences::pivot_pair_counts`
-/// checked fits a u32, so no sum wraps: the wrapping operations are the plain u32 ones the
-/// compiler vectorizes (an overflow check would stop it in a debug build).
+/// The sum of the `counts` (rows of `joints`) whose entry in `palette`'s pivot sign table (rows
+/// of `PIVOT_SIGN_TABLE_MAX_JOINTS`, at least the mesh's joints) is a flip, as a mask and an add
+/// per entry, eight entries to a register. The counts add up to at most the mesh's slot count,
+/// which `Influences::pivot_pair_counts` checked fits a u32, so no sum wraps: the wrapping
+/// operations are the plain u32 ones the compiler vectorizes (an overflow check would stop it
+/// in a debug build).
 #[inline(always)]
-fn flipped_count(
-    counts: &[u32],
-    offsets: &[u16],
-    flip_bytes: u16,
-    joints: usize,
-    table_row: usize,
-) -> u32 {
+fn flipped_count(counts: &[u32], palette: &PreparedPalette, joints: usize) -> u32 {
+    let (offsets, table_row) = (&palette.signed_offsets, PIVOT_SIGN_TABLE_MAX_JOINTS);
+    let flip_bytes = palette.signed_layout().flip_bytes;
     let row = |counts: &[u32], offsets: &[u16]| {
         counts
             .iter()
