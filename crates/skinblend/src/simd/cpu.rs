@@ -44,17 +44,23 @@ fn compiled_for_avx2<R>(_: Avx2Fma, pass: impl FnOnce() -> R) -> R {
     pass()
 }
 
-/// Whether this CPU is Intel's (`cpuid` leaf 0's vendor string, read once): for the choices
-/// measured to go one way on Intel's cores and the other on AMD's (`driver::PREFETCH_MIN_VERTICES`).
+/// Whether this CPU is Intel's ([`vendor`], read once): for the choices measured to go one way
+/// on Intel's cores and the other on AMD's (`driver::PREFETCH_MIN_VERTICES`).
 pub(crate) fn is_intel() -> bool {
     static INTEL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *INTEL.get_or_init(|| {
-        // The vendor string is `ebx`, `edx`, `ecx`, four bytes each, little-endian.
-        let leaf = std::arch::x86_64::__cpuid(0);
-        let intel = b"GenuineIntel";
-        [leaf.ebx, leaf.edx, leaf.ecx]
-            .into_iter()
-            .zip(intel.chunks_exact(4))
-            .all(|(word, bytes)| word.to_le_bytes() == bytes)
-    })
+    *INTEL.get_or_init(|| &vendor() == b"GenuineIntel")
+}
+
+/// The CPU's vendor string (`GenuineIntel`, `AuthenticAMD`, ...): `cpuid` leaf 0's `ebx`, `edx`
+/// and `ecx`, four little-endian bytes each.
+pub(crate) fn vendor() -> [u8; 12] {
+    let leaf = std::arch::x86_64::__cpuid(0);
+    let mut vendor = [0; 12];
+    for (bytes, word) in vendor
+        .chunks_exact_mut(4)
+        .zip([leaf.ebx, leaf.edx, leaf.ecx])
+    {
+        bytes.copy_from_slice(&word.to_le_bytes());
+    }
+    vendor
 }

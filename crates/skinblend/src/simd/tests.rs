@@ -187,3 +187,22 @@ fn dqs_prefetch_changes_no_bit() {
         assert_eq!(skin(true), skin(false), "DQS reading the {reads}");
     }
 }
+
+/// `cpu::vendor` reads the vendor from `cpuid` as the kernel reports it in `/proc/cpuinfo`
+/// (`vendor_id`), on whichever host runs the test (where that file exists), and `is_intel`
+/// follows it.
+#[test]
+fn cpu_vendor_agrees_with_the_kernels_vendor_id() {
+    let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else {
+        return;
+    };
+    let expected = cpuinfo
+        .lines()
+        .find_map(|line| line.strip_prefix("vendor_id"))
+        .and_then(|rest| rest.split(':').nth(1))
+        .map(str::trim)
+        .expect("/proc/cpuinfo names the vendor");
+    let vendor = super::cpu::vendor();
+    assert_eq!(std::str::from_utf8(&vendor), Ok(expected));
+    assert_eq!(super::cpu::is_intel(), expected == "GenuineIntel");
+}
