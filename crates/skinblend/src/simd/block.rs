@@ -360,9 +360,10 @@ pub(super) fn tallied_flips(block: &Block<'_>, range: std::ops::Range<usize>) ->
 /// Summing whole entries takes one add per influence, where masking out the flip bit first
 /// took three instructions: DQS with normals on a 2,000-vertex mesh of 64 joints (too few
 /// influences per pivot pair for the per-call tally, as in a crowd, so every block counts)
-/// 1.05–1.08× (`ab.py 9 "dq pnb 4 2000 20000"`, the AMD EPYC Zen 3 VM), the 1,000 × 2,000 DQS
-/// crowd (`crowd_memory dq`) 1.03–1.06×. CoR's blend (intrinsics, not `asm!`) ran 0.95× with
-/// it and keeps the mask.
+/// 1.05–1.08× (`ab.py 9 "dq pnb 4 2000 20000"`, the AMD EPYC Zen 3 VM); the 1,000 × 2,000 DQS
+/// crowd as one batch (`crowd_memory dq`, 6 alternated runs) 148.0 / 146.8 Mverts/s fastest /
+/// median against 146.2 / 142.0, where its inputs' misses hide most of the gain. CoR's blend
+/// (intrinsics, not `asm!`) ran 0.95× with it and keeps the mask.
 #[inline(always)]
 pub(super) fn flip_bits_of_offsets(
     block: &Block<'_>,
