@@ -11,14 +11,13 @@ use super::block::{
 use super::layout::{SignedLayout, LANES, PIVOT_SIGN_TABLE_MAX_JOINTS};
 use super::loads::transpose8;
 
-/// `dq_blend::blend8` of DQS (real and dual parts) for four or eight influences per vertex with the
-/// palette's pivot sign table (`Block::signed_offsets`, not empty): each vertex's blend in one
-/// register `real | dual`, one influence at a time, each influence's dual quaternion read from
-/// the half line its entry in the row of the vertex's pivot joint points to (the joint's dual
-/// quaternion or its negation, which share the joint's line in `Block::signed_entries`;
-/// [`blend4_signed`]), instead of the
-/// slot-by-slot blend's dot of every influence with the pivot; then the eight blends
-/// transposed. The same decisions as the scalar kernel (the table holds its sign test, the
+/// `dq_blend::blend8` of DQS (real and dual parts) for four or eight influences per vertex with
+/// the palette's pivot sign table (`Block::signed_offsets`, not empty): each vertex's blend in
+/// one register `real | dual`, one influence at a time, each influence's dual quaternion read
+/// from the half line its entry in the row of the vertex's pivot joint points to (the joint's
+/// dual quaternion or its negation, which share the joint's line in `Block::signed_entries`;
+/// [`blend4_signed`]), instead of the slot-by-slot blend's dot of every influence with the
+/// pivot; then the eight blends transposed. The same decisions as the scalar kernel (the table holds its sign test, the
 /// pivot is `block_pivots`'), so the same flips and results up to f32 rounding. Reading the
 /// negated half takes no sign broadcast and no xor per influence: against the slot-by-slot
 /// blend, DQS with normals 1.15× at 100k (`ab.py 15 "dq pn 4 100000 500"` against a build
