@@ -163,7 +163,7 @@ fn normal_matrix(a: &Mat3A, diagnostics: &mut Diagnostics) -> Mat3A {
 
 /// Linear blend of `Affine3A` maps: `Σ wᵢ Mᵢ`. Shared by the LBS kernel and the residual blend.
 #[inline]
-pub(crate) fn add_scaled_affine(sum: &mut Affine3A, map: &Affine3A, weight: f32) {
+fn add_scaled_affine(sum: &mut Affine3A, map: &Affine3A, weight: f32) {
     sum.matrix3 = Mat3A::from_cols(
         sum.matrix3.x_axis + map.matrix3.x_axis * weight,
         sum.matrix3.y_axis + map.matrix3.y_axis * weight,
@@ -173,10 +173,23 @@ pub(crate) fn add_scaled_affine(sum: &mut Affine3A, map: &Affine3A, weight: f32)
 }
 
 /// The all-zero affine map, the start of a blend.
-pub(crate) const ZERO_AFFINE: Affine3A = Affine3A {
+const ZERO_AFFINE: Affine3A = Affine3A {
     matrix3: Mat3A::ZERO,
     translation: Vec3A::ZERO,
 };
+
+/// `Σ (wᵢ · scale) maps[jᵢ]` over the positively weighted influences of one vertex, in slot
+/// order: LBS's 3x4 blend, DQS's residual blend and CoR's center blend.
+#[inline]
+fn weighted_affine_sum(maps: &[Affine3A], joints: &[u16], weights: &[f32], scale: f32) -> Affine3A {
+    let mut sum = ZERO_AFFINE;
+    for (&joint, &weight) in joints.iter().zip(weights) {
+        if weight > 0.0 {
+            add_scaled_affine(&mut sum, &maps[usize::from(joint)], weight * scale);
+        }
+    }
+    sum
+}
 
 /// LBS: the weighted sum of the joints' 3x4 matrices.
 struct Linear(Affine3A);
@@ -192,17 +205,8 @@ impl Blend for Linear {
         _diagnostics: &mut Diagnostics,
     ) -> Option<Self> {
         let scale = weight_scale(weights, renormalize)?;
-        let mut sum = ZERO_AFFINE;
-        for (&joint, &weight) in joints.iter().zip(weights) {
-            if weight > 0.0 {
-                add_scaled_affine(
-                    &mut sum,
-                    &palette.linear_matrices()[usize::from(joint)],
-                    weight * scale,
-                );
-            }
-        }
-        Some(Self(sum))
+        let maps = palette.linear_matrices();
+        Some(Self(weighted_affine_sum(maps, joints, weights, scale)))
     }
 
     #[inline]
@@ -265,16 +269,8 @@ impl Blend for DualQuaternion {
         // The pivot's own weight is positive and every other term has a non-negative dot with
         // it, so the real part cannot vanish; fall back to the pivot if rounding says otherwise.
         let motion = sum.normalized().unwrap_or(pivot_dq);
-        let residual = any_residual.then(|| {
-            let mut blended = ZERO_AFFINE;
-            for (&joint, &weight) in joints.iter().zip(weights) {
-                if weight > 0.0 {
-                    let map = &palette.residuals[usize::from(joint)];
-                    add_scaled_affine(&mut blended, map, weight * scale);
-                }
-            }
-            blended
-        });
+        let residual =
+            any_residual.then(|| weighted_affine_sum(&palette.residuals, joints, weights, scale));
         Some(Self { motion, residual })
     }
 
@@ -336,16 +332,7 @@ impl Blend for CenterOfRotation {
             return Some(Self(dq));
         };
         let scale = weight_scale(weights, renormalize)?;
-        let mut linear = ZERO_AFFINE;
-        for (&joint, &weight) in joints.iter().zip(weights) {
-            if weight > 0.0 {
-                add_scaled_affine(
-                    &mut linear,
-                    &palette.linear_matrices()[usize::from(joint)],
-                    weight * scale,
-                );
-            }
-        }
+        let linear = weighted_affine_sum(palette.linear_matrices(), joints, weights, scale);
         let rotation = dq.motion.real;
         let residual_center = match &dq.residual {
             Some(residual) => residual.transform_point3(center),
