@@ -260,8 +260,9 @@ use crate::types::{Diagnostics, SkinOutputs};
 #[repr(C, align(32))]
 struct LoopConstants([[u32; 8]; 7]);
 
-/// Skins the whole blocks of the range of `block` (the last `len % 8` vertices left) and
-/// returns the vertex count they cover.
+/// Skins the whole blocks `vertices` of the range of `block` (multiples of eight at both ends,
+/// inside the range's whole blocks) and returns the vertex after the last it skinned:
+/// `vertices.end`, or `vertices.start` where the call has no normals.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; `block` is a range of an LBS call of this variant (four
@@ -274,15 +275,15 @@ pub(super) unsafe fn pn4_unit_blocks(
     block: &Block<'_>,
     outputs: &mut SkinOutputs<'_>,
     diagnostics: &mut Diagnostics,
+    vertices: std::ops::Range<usize>,
 ) -> usize {
-    let count = outputs.positions.len();
-    let blocks = count / LANES;
+    let (first, blocks) = (vertices.start / LANES, vertices.end / LANES);
     let (Some(out_normals), Some(in_normals)) = (outputs.normals.as_deref_mut(), block.normals)
     else {
-        return 0;
+        return vertices.start;
     };
-    if blocks == 0 {
-        return 0;
+    if first >= blocks {
+        return vertices.start;
     }
     let from_blocks =
         block.position_blocks.len() >= blocks && block.normal_blocks.len() >= blocks;
@@ -298,7 +299,7 @@ pub(super) unsafe fn pn4_unit_blocks(
     ]);
     // Where the first block of each entry stores "the block before's" normals (unit x).
     let mut scratch = [Vec3::ZERO; LANES];
-    let mut next = 0;
+    let mut next = first;
     while next < blocks {
         let (mut n0, mut n1, mut n2) =
             (_mm256_set1_ps(1.0), _mm256_setzero_ps(), _mm256_setzero_ps());

@@ -2,6 +2,7 @@
 //! 1 = DQS), their check, and the rule that derives them from chosen joints.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use crate::error::SkinError;
 use crate::influences::Influences;
@@ -36,6 +37,9 @@ pub(crate) struct CheckedBlend<'a> {
     pub(crate) values: BlendValues<'a>,
     lowest: f32,
     highest: f32,
+    /// Where the mesh that holds the values keeps [`CheckedBlend::dq_pivot_pair_counts`] (a
+    /// `SkinMesh`'s), or `None` (an input's own values, checked per call: no counts).
+    dq_pair_counts: Option<&'a OnceLock<Vec<u32>>>,
 }
 
 impl<'a> CheckedBlend<'a> {
@@ -90,14 +94,38 @@ impl<'a> CheckedBlend<'a> {
             values,
             lowest,
             highest,
+            dq_pair_counts: None,
         })
     }
 
-    /// Whether no vertex has the value 0: then no block of the call is LBS's alone, so every
-    /// block that the SIMD kernel blends reads the dual quaternions through the pivot sign
-    /// table, as DQS's, and the call may count its sign flips once (`simd::flips`).
+    /// Whether no vertex has the value 0: then every vertex's sign flips count, and the
+    /// influences' own pivot pair counts are blended's ([`CheckedBlend::dq_pivot_pair_counts`]).
     pub(crate) fn every_vertex_takes_dqs(&self) -> bool {
         self.lowest > 0.0
+    }
+
+    /// The pivot pair counts (`Influences::pivot_pair_counts`) of the vertices that take some
+    /// DQS (value above 0), from which blended's SIMD kernel counts its sign flips once per
+    /// call (`simd::flips`): the influences' own where every vertex does; else built once for
+    /// the mesh that holds the values (a `SkinMesh`) and kept there; else empty, as where the
+    /// influences' are.
+    pub(crate) fn dq_pivot_pair_counts(&self, influences: &'a Influences) -> &'a [u32] {
+        if self.every_vertex_takes_dqs() {
+            return influences.pivot_pair_counts();
+        }
+        let (BlendValues::PerVertex(values), Some(counts)) = (self.values, self.dq_pair_counts)
+        else {
+            return &[];
+        };
+        counts.get_or_init(|| {
+            crate::influence_tables::pivot_pair_counts(
+                influences.influences_per_vertex(),
+                influences.joint_count(),
+                influences.joints(),
+                influences.weights(),
+                Some(values),
+            )
+        })
     }
 
     /// LBS where every value is 0, DQS where every value is 1 (a mesh with no vertex: LBS),
@@ -120,6 +148,8 @@ pub(crate) struct StoredBlend<'a> {
     uniform: f32,
     lowest: f32,
     highest: f32,
+    /// [`CheckedBlend::dq_pivot_pair_counts`], built on first use.
+    dq_pair_counts: OnceLock<Vec<u32>>,
 }
 
 impl<'a> StoredBlend<'a> {
@@ -141,6 +171,7 @@ impl<'a> StoredBlend<'a> {
             uniform,
             lowest,
             highest,
+            dq_pair_counts: OnceLock::new(),
         })
     }
 
@@ -155,6 +186,7 @@ impl<'a> StoredBlend<'a> {
             uniform,
             lowest: checked.lowest,
             highest: checked.highest,
+            dq_pair_counts: OnceLock::new(),
         }
     }
 
@@ -165,6 +197,7 @@ impl<'a> StoredBlend<'a> {
             uniform: self.uniform,
             lowest: self.lowest,
             highest: self.highest,
+            dq_pair_counts: self.dq_pair_counts,
         }
     }
 
@@ -177,6 +210,7 @@ impl<'a> StoredBlend<'a> {
             },
             lowest: self.lowest,
             highest: self.highest,
+            dq_pair_counts: Some(&self.dq_pair_counts),
         }
     }
 }

@@ -67,11 +67,14 @@ const PAIR_COUNT_MIN_INFLUENCES_PER_ENTRY: usize = 8;
 /// (`PIVOT_SIGN_TABLE_MAX_JOINTS`), and the mesh has at least
 /// [`PAIR_COUNT_MIN_INFLUENCES_PER_ENTRY`] influences per entry (fewer pay more for the per-call
 /// read than they save); every count fits a `u32` (a mesh has fewer than 2³² slots there).
+/// With `blend_values` (blended's, one per vertex), the vertices whose value is 0 are left
+/// out: their blocks run LBS alone, which counts no flips.
 pub(crate) fn pivot_pair_counts(
     k: usize,
     joint_count: usize,
     joints: &[u16],
     weights: &[f32],
+    blend_values: Option<&[f32]>,
 ) -> Vec<u32> {
     let counted_slots =
         joints.len() / (k * PAIR_COUNT_BLOCK_VERTICES) * k * PAIR_COUNT_BLOCK_VERTICES;
@@ -84,10 +87,14 @@ pub(crate) fn pivot_pair_counts(
         return Vec::new();
     }
     let mut counts = vec![0u32; entries];
-    for (vertex_joints, vertex_weights) in joints[..counted_slots]
+    for (vertex, (vertex_joints, vertex_weights)) in joints[..counted_slots]
         .chunks_exact(k)
         .zip(weights.chunks_exact(k))
+        .enumerate()
     {
+        if blend_values.is_some_and(|values| values[vertex] == 0.0) {
+            continue;
+        }
         let row = usize::from(vertex_joints[pivot_slot(vertex_weights)]) * joint_count;
         for (&joint, &weight) in vertex_joints.iter().zip(vertex_weights) {
             if weight > 0.0 {

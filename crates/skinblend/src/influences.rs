@@ -335,8 +335,8 @@ impl Influences {
     /// `influence_tables::pivot_pair_counts`), or empty.
     pub(crate) fn pivot_pair_counts(&self) -> &[u32] {
         self.pivot_pair_counts.get_or_init(|| {
-            let k = self.influences_per_vertex;
-            pivot_pair_counts(k, self.joint_count, &self.joints, &self.weights)
+            let (k, joints) = (self.influences_per_vertex, self.joint_count);
+            pivot_pair_counts(k, joints, &self.joints, &self.weights, None)
         })
     }
 

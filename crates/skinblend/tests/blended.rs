@@ -222,3 +222,65 @@ fn blended_without_values_is_refused() {
         }
     ));
 }
+
+/// In a mesh whose values mix, each run of blocks of eight vertices all at 0 runs LBS's driver
+/// loop and each run all at 1 DQS's (`simd::driver::blended_runs`), so those vertices are that
+/// method's call to the bit: on the mesh's first call, and on later ones, which read the mesh's
+/// palette byte offsets and its tally of sign flips (LBS's unit-sum variant with offsets, as
+/// LBS's own call runs on this rig). Runs of every kind and length 1 to 3, blocks between 0 and
+/// 1 and blocks mixing them, a tail of three vertices. (A debug build also asserts that no run
+/// is skinned past its end: LBS's hand-written loop takes a whole range only.)
+#[test]
+fn runs_of_blocks_at_0_and_1_are_lbs_and_dqs_to_the_bit() {
+    use common::{random_rig, Rng};
+    use skinblend::{RunOptions, SkinMesh};
+    const BLOCKS: usize = 300;
+    let rig = random_rig(&mut Rng::new(48), BLOCKS * 8 + 3, 4, 24, false);
+    // Block `b`'s kind by a pattern of runs of one to three blocks.
+    let kind = |b: usize| [0, 0, 1, 2, 1, 1, 0, 3, 0, 0, 0, 1, 3, 3, 2][b % 15];
+    let values: Vec<f32> = (0..rig.positions.len())
+        .map(|v| match kind(v / 8) {
+            0 => 0.0,
+            1 => 1.0,
+            2 => 0.375,
+            _ => [0.0, 1.0, 0.625][v % 3],
+        })
+        .collect();
+    let mesh = SkinMesh::new(&rig.positions[..], &rig.influences)
+        .and_then(|mesh| mesh.with_normals(&rig.normals[..]))
+        .unwrap();
+    let blended_mesh = mesh.clone().with_blend_values(&values[..]).unwrap();
+    let run = RunOptions {
+        parallel: false,
+        ..RunOptions::default()
+    };
+    let skin = |mesh: &SkinMesh<'_>, method| {
+        let palette = prepare(&rig.palette, None, method).unwrap();
+        mesh.skin(&palette, run).unwrap()
+    };
+    // Blended first: its first call is the mesh's first.
+    let blended: Vec<_> = (0..2)
+        .map(|_| skin(&blended_mesh, Method::Blended))
+        .collect();
+    let linear = skin(&mesh, Method::Linear);
+    let dq = skin(&mesh, Method::DualQuaternion);
+    let bits = |v: Vec3| v.to_array().map(f32::to_bits);
+    for (call, blended) in blended.iter().enumerate() {
+        let normals = blended.normals.as_ref().unwrap();
+        for (v, normal) in normals.iter().enumerate().take(BLOCKS * 8) {
+            let expected = match kind(v / 8) {
+                0 => &linear,
+                1 => &dq,
+                _ => continue,
+            };
+            let what = format!("call {call}, vertex {v} (block kind {})", kind(v / 8));
+            assert_eq!(
+                bits(blended.positions[v]),
+                bits(expected.positions[v]),
+                "{what}"
+            );
+            let expected_normal = expected.normals.as_ref().unwrap()[v];
+            assert_eq!(bits(*normal), bits(expected_normal), "{what}: normal");
+        }
+    }
+}

@@ -6,7 +6,9 @@ mod common;
 use common::simd::*;
 use common::*;
 use glam::{Mat4, Vec3};
-use skinblend::{prepare, BlendValues, Influences, Method, SkinInput, SkinOptions};
+use skinblend::{
+    prepare, BlendValues, Influences, Method, RunOptions, SkinInput, SkinMesh, SkinOptions,
+};
 
 /// DQS and CoR with four and eight influences count their sign flips once per call from the
 /// mesh's `(pivot joint, joint)` pair counts where the mesh is large enough (here 8,195
@@ -15,10 +17,12 @@ use skinblend::{prepare, BlendValues, Influences, Method, SkinInput, SkinOptions
 /// vertices without a center (CoR), light vertices (every weight subnormal), zero weights, the
 /// tail, and a palette longer than the mesh's joint count (the table's rows are longer than the
 /// counts'). (Seen failing with the declined blocks' tallied flips not taken back, and with the
-/// table's rows read at the mesh's joint count.) Blended tallies where no blend value is 0
-/// (`simd::flips`): its blocks of all 1s (DQS's kernel), interior blocks and blocks mixing 1
-/// with interior values (the scalar kernel) must add up the same; with a 0 among the values it
-/// counts per influence, and must too.
+/// table's rows read at the mesh's joint count.) Blended tallies (`simd::flips`): its blocks of
+/// all 1s (DQS's kernel), interior blocks and blocks mixing 1 with interior values (the scalar
+/// kernel) must add up the same. With a 0 among the values, an input counts per influence and
+/// a `SkinMesh` tallies the vertices above 0: blocks all at 0 (LBS's kernel, no flips) and
+/// blocks mixing 0, 1 and interior values must add up the same too. (Seen failing with the
+/// mesh's tally counting the 0s, and with the mixed blocks taking their 0s' flips out of it.)
 #[test]
 fn flip_tally_matches_the_scalar_count_over_pieces_and_fallbacks() {
     const VERTICES: usize = 8_195;
@@ -65,14 +69,14 @@ fn flip_tally_matches_the_scalar_count_over_pieces_and_fallbacks() {
                 }
             })
             .collect();
-        // Blocks of eight: all 1, all interior, 1 mixed with interior, all interior again;
-        // `low` is the last kind's value (0 turns the tally off).
+        // Blocks of eight: all 1, all interior, 1 and `low` mixed with interior, all `low`.
         let blend_values = |low: f32| -> Vec<f32> {
             (0..VERTICES)
                 .map(|v| match (v / 8) % 4 {
                     0 => 1.0,
                     1 => 0.3,
                     2 if v % 8 == 3 => 1.0,
+                    2 if v % 8 == 6 => low,
                     2 => 0.6,
                     _ => low,
                 })
@@ -129,6 +133,19 @@ fn flip_tally_matches_the_scalar_count_over_pieces_and_fallbacks() {
                 assert_eq!(scalar.diagnostics, simd.diagnostics, "{what}: diagnostics");
                 assert_points_close(&what, &scalar.positions, &simd.positions, SIMD_VS_SCALAR);
                 assert_points_close(&what, &scalar.normals, &simd.normals, SIMD_VS_SCALAR);
+                // A mesh keeps blended's tally of the vertices above 0; its second call reads it.
+                let mesh = SkinMesh::from_input(&input);
+                let prepared = prepare(&palette, Some(&joint_centers), &options(true, true));
+                for call in 0..2 {
+                    let skinned = pool
+                        .install(|| mesh.skin(prepared.as_ref().unwrap(), RunOptions::default()))
+                        .unwrap();
+                    let what = format!("{what}, mesh call {call}");
+                    assert_eq!(
+                        scalar.diagnostics, skinned.diagnostics,
+                        "{what}: diagnostics"
+                    );
+                }
             }
         }
     }

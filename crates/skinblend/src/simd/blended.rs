@@ -5,7 +5,7 @@ use std::arch::x86_64::*;
 
 use super::blend3x4::blend8;
 use super::block::Block;
-use super::dqs::{self, motion8};
+use super::dqs::motion8;
 use super::layout::LANES;
 use super::lbs::{self, cofactor_normal8, negative_sign8, singular_flip8, ALL_LANES};
 use super::loads::{load3x8_or_block, load_tangents8, store3x8, store_tangents8};
@@ -16,10 +16,33 @@ use crate::blend_values::BlendValues;
 use crate::influence_tables::pivot_slot;
 use crate::types::{Diagnostics, SkinOutputs};
 
-/// Blended of vertices `base .. base + 8`: a block whose values are all 0 is LBS's block
-/// kernel's, all 1 DQS's (the same bits as those methods' calls, whose kernels they are); any
-/// other, both blends here ([`both`]). Returns `false`, having written nothing, where the block
-/// kernels it runs decline (the scalar kernel then takes the block).
+/// Which kernel a block of eight vertices takes (`driver::blended_runs`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum BlockKind {
+    /// Every value 0: LBS's block kernel, the same bits as an LBS call.
+    Linear,
+    /// Every value 1: DQS's, the same bits as a DQS call.
+    DualQuaternion,
+    /// Any other: both blends here ([`block`]).
+    Between,
+}
+
+/// The kind of the block of `values[base .. base + 8]` (in range: the driver's whole blocks).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn block_kind(values: &[f32], base: usize) -> BlockKind {
+    let ends = Ends::of(load8(values, base));
+    match (ends.at_zero, ends.at_one) {
+        (0xff, _) => BlockKind::Linear,
+        (_, 0xff) => BlockKind::DualQuaternion,
+        _ => BlockKind::Between,
+    }
+}
+
+/// Blended of vertices `base .. base + 8`, a block of [`BlockKind::Between`]: both blends
+/// here ([`both`]), its vertices at 0 or 1 taking LBS's or DQS's result ([`mixed`]). Returns
+/// `false`, having written nothing, where the blends decline (the scalar kernel then takes the
+/// block).
 ///
 /// # Safety
 /// As `lbs::block`'s without offsets: the driver's length check (`driver::drive_avx2`).
@@ -33,48 +56,13 @@ pub(super) unsafe fn block<const K: usize, const N: bool, const T: bool, const R
 ) -> bool {
     let values = match block.blend_values {
         Some(BlendValues::Uniform(value)) => _mm256_set1_ps(value),
-        Some(BlendValues::PerVertex(values)) => {
-            let values = &values[base..base + LANES];
-            // SAFETY: eight f32s, just sliced.
-            unsafe { _mm256_loadu_ps(values.as_ptr()) }
-        }
+        Some(BlendValues::PerVertex(values)) => load8(values, base),
         None => return false,
     };
-    let zero_lanes = _mm256_cmp_ps::<_CMP_EQ_OQ>(values, _mm256_setzero_ps());
-    let one_lanes = _mm256_cmp_ps::<_CMP_EQ_OQ>(values, _mm256_set1_ps(1.0));
-    let (at_zero, at_one) = (
-        _mm256_movemask_ps(zero_lanes),
-        _mm256_movemask_ps(one_lanes),
-    );
-    if at_zero == 0xff {
-        // LBS's general variant (weight sums read from the call's flags), its normals stored
-        // now rather than held for the next block (`lbs::DeferredNormals`).
-        let mut deferred = None;
-        // SAFETY: the caller's length contract, which is LBS's.
-        let done = unsafe {
-            lbs::block::<K, N, T, false, false>(block, outputs, base, diagnostics, &mut deferred)
-        };
-        if let (Some(held), Some(out), Some(src)) =
-            (deferred, outputs.normals.as_deref_mut(), block.normals)
-        {
-            // SAFETY: this block's normals, inside the range (the caller's contract).
-            unsafe { held.store::<K, false, false>(block, out, src, diagnostics) };
-        }
-        return done;
-    }
-    if at_one == 0xff {
-        // SAFETY: AVX2 and FMA (this function's features).
-        return unsafe { dqs::block::<K, N, T, R>(block, outputs, base, diagnostics) };
-    }
-    if at_zero | at_one == 0 {
+    let ends = Ends::of(values);
+    if ends.at_zero | ends.at_one == 0 {
         return both::<K, N, T, R, false>(block, outputs, base, diagnostics, values, None);
     }
-    let ends = Ends {
-        zero_lanes,
-        one_lanes,
-        at_zero,
-        at_one,
-    };
     mixed::<K, N, T, R>(block, outputs, base, diagnostics, values, ends)
 }
 
@@ -104,7 +92,30 @@ struct Ends {
     at_one: i32,
 }
 
+/// `values[base .. base + 8]` (in range: the driver's whole blocks).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn load8(values: &[f32], base: usize) -> __m256 {
+    let values = &values[base..base + LANES];
+    // SAFETY: eight f32s, just sliced.
+    unsafe { _mm256_loadu_ps(values.as_ptr()) }
+}
+
 impl Ends {
+    /// The lanes of `values` at 0 and at 1.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn of(values: __m256) -> Self {
+        let zero_lanes = _mm256_cmp_ps::<_CMP_EQ_OQ>(values, _mm256_setzero_ps());
+        let one_lanes = _mm256_cmp_ps::<_CMP_EQ_OQ>(values, _mm256_set1_ps(1.0));
+        Self {
+            zero_lanes,
+            one_lanes,
+            at_zero: _mm256_movemask_ps(zero_lanes),
+            at_one: _mm256_movemask_ps(one_lanes),
+        }
+    }
+
     /// `blended` where the value is strictly between 0 and 1, `linear` where it is 0 and `dq`
     /// where it is 1: an end vertex takes LBS's or DQS's result itself, as the scalar kernel
     /// does, not an interpolation that rounds.
@@ -171,10 +182,13 @@ fn both<const K: usize, const N: bool, const T: bool, const R: bool, const E: bo
     else {
         return false;
     };
-    // The vertices at 0 are LBS's alone, whose flips the scalar kernel does not count. (A call
-    // with a 0 anywhere counts flips per block, never in the call's tally: `flips::flip_tally`.)
+    // The vertices at 0 are LBS's alone, whose flips the scalar kernel does not count: where
+    // the block counts its flips (`motion8` counted every lane's), they come out; the call's
+    // tally leaves them out itself (`flips::flip_tally`).
     let lbs_only_flips = match ends {
-        Some(e) if e.at_zero != 0 => lane_sign_flips::<K>(block, base, e.at_zero),
+        Some(e) if e.at_zero != 0 && !block.tally_flips => {
+            lane_sign_flips::<K>(block, base, e.at_zero)
+        }
         _ => 0,
     };
     diagnostics.sign_flips += dq_counts.sign_flips.saturating_sub(lbs_only_flips);

@@ -14,6 +14,7 @@ use crate::dual_quat::DualQuat;
 use crate::influence_tables::MIN_WEIGHT_SUM;
 use crate::input::SkinInput;
 use crate::palette::PreparedPalette;
+use crate::types::Method;
 use crate::vertex_blocks::{Vec3x8, VertexBlocks};
 
 /// Which of the tables derived from a mesh's influences a call's SIMD kernel reads, decided
@@ -24,7 +25,8 @@ use crate::vertex_blocks::{Vec3x8, VertexBlocks};
 /// builds nothing it reads only once.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct CallTables {
-    /// LBS addresses its palette entries by `Influences::linear_offsets` (built).
+    /// LBS, and blended's runs of blocks at 0, address their palette entries by
+    /// `Influences::linear_offsets` (built).
     pub(crate) linear_offsets: bool,
     /// DQS and CoR count the sign flips of whole blocks once per call from
     /// `Influences::pivot_pair_counts` (built; `flips::flip_tally`).
@@ -40,9 +42,10 @@ pub(super) struct Block<'a> {
     k: usize,
     pub(super) joints: &'a [u16],
     pub(super) weights: &'a [f32],
-    /// LBS: the range's slots of `Influences::linear_offsets` (each joint's palette entry as a
-    /// byte offset), or empty where the mesh has none (more than `LINEAR_OFFSET_MAX_JOINTS`
-    /// joints): the kernels then shift each joint.
+    /// LBS and blended's blocks at 0: the range's slots of `Influences::linear_offsets` (each
+    /// joint's palette entry as a byte offset), or empty where the call reads none
+    /// (`CallTables::linear_offsets`) or the mesh has none (more than
+    /// `LINEAR_OFFSET_MAX_JOINTS` joints): the kernels then shift each joint.
     pub(super) linear_offsets: &'a [u16],
     /// The range's words of `Influences::pivots` (empty unless two to eight influences per
     /// vertex).
@@ -57,7 +60,8 @@ pub(super) struct Block<'a> {
     pub(super) normal_blocks: &'a [Vec3x8],
     /// CoR: the range's centers of rotation (NaN: none).
     pub(super) centers: Option<&'a [Vec3]>,
-    /// Blended: the range's blend values (per vertex, or one for the mesh).
+    /// Blended: the range's blend values (per vertex, or one for the mesh); `None` for the
+    /// other methods' palettes.
     pub(super) blend_values: Option<BlendValues<'a>>,
     /// LBS and CoR: the joints' 3x4s.
     pub(super) linear: &'a [Affine3A],
@@ -128,7 +132,7 @@ impl<'a> Block<'a> {
                 .map_or(&[][..], |from| &from[..from.len().min(count / LANES)]),
             _ => &[],
         };
-        let linear = palette.method() == crate::types::Method::Linear;
+        let linear = palette.method() == Method::Linear;
         let tally_flips = tables.flip_tally;
         // The counts include the mesh's whole blocks of eight.
         let counted_end = influences.vertex_count() / LANES * LANES;
@@ -143,7 +147,7 @@ impl<'a> Block<'a> {
             weights: &influences.weights()[vertices.start * k..vertices.end * k],
             // Each derived on first use, and only for the method that reads it: the LBS kernels
             // read the offsets, the DQS and CoR kernels the pivots.
-            linear_offsets: if linear && tables.linear_offsets {
+            linear_offsets: if tables.linear_offsets {
                 influences
                     .linear_offsets()
                     .get(vertices.start * k..vertices.end * k)
@@ -165,10 +169,13 @@ impl<'a> Block<'a> {
             position_blocks: range_blocks(blocks.map(VertexBlocks::position_blocks)),
             normal_blocks: range_blocks(blocks.and_then(VertexBlocks::normal_blocks)),
             centers: input.rotation_centers().map(|c| &c[vertices.clone()]),
-            blend_values: input.blend_values().map(|values| match values {
-                BlendValues::PerVertex(values) => BlendValues::PerVertex(&values[vertices]),
-                uniform @ BlendValues::Uniform(_) => uniform,
-            }),
+            blend_values: (palette.method() == Method::Blended)
+                .then(|| input.blend_values())
+                .flatten()
+                .map(|values| match values {
+                    BlendValues::PerVertex(values) => BlendValues::PerVertex(&values[vertices]),
+                    uniform @ BlendValues::Uniform(_) => uniform,
+                }),
             linear: palette.linear_matrices(),
             dual_quats: &palette.dual_quats,
             rigid: &palette.rigid,
@@ -331,7 +338,8 @@ pub(super) fn is_flip(offset: u16, flip_bytes: u16) -> bool {
 /// The sign flips that the call's tally (`flips::tallied_sign_flips`) counts for the vertices
 /// `range` of the block's range: those of the range's first `tallied_vertices`, each vertex's
 /// positively weighted influences whose entry in its pivot joint's row of the table is a flip
-/// (0 where the call does not tally). The driver adds them to
+/// (0 where the call does not tally), blended's vertices at 0 left out as its tally leaves
+/// them (`CheckedBlend::dq_pivot_pair_counts`). The driver adds them to
 /// `RangeCounts::tallied_flips_recounted` where it sends vertices to the scalar kernel, which
 /// counts their flips again.
 pub(super) fn tallied_flips(block: &Block<'_>, range: std::ops::Range<usize>) -> usize {
@@ -341,6 +349,12 @@ pub(super) fn tallied_flips(block: &Block<'_>, range: std::ops::Range<usize>) ->
     let k = block.k::<0>();
     let mut flips = 0;
     for vertex in range.start..range.end.min(block.tallied_vertices) {
+        if block
+            .blend_values
+            .is_some_and(|values| values.value(vertex) == 0.0)
+        {
+            continue;
+        }
         let slots = vertex * k..(vertex + 1) * k;
         let (vertex_joints, weights) = (&block.joints[slots.clone()], &block.weights[slots]);
         let row = pivot_row_start(block.pivots[vertex]);
@@ -376,8 +390,10 @@ pub(super) fn flip_bits_of_offsets(
 
 /// The sign flips of a block blended with the pivot sign table, from `flip_bits` (each
 /// influence's entry's flip bit, `Block::signed_layout`'s, added), less the flips of zero
-/// weights, which never count (`zero_weights`: a vertex of the block has one, its pivot word
-/// says which). Four or eight influences per vertex.
+/// weights, which never count (`zero_weights`: a vertex of the block has one, as its pivot
+/// word says). Four or eight influences per vertex. The zero weights are found eight at a
+/// time, as a bit per slot, and visited bit by bit: a real file's weights (zeros in most
+/// vertices, where a branch per slot mispredicts) are what reach here.
 #[inline(always)]
 pub(super) fn table_flips<const K: usize>(
     block: &Block<'_>,
@@ -390,16 +406,35 @@ pub(super) fn table_flips<const K: usize>(
     let mut flips = flip_bits / usize::from(block.signed_layout.flip_bytes);
     if zero_weights {
         let (joints8, weights8) = block.influences8::<K>(base);
-        for l in (0..LANES).filter(|&l| pivots[l] & PIVOT_HAS_ZERO_WEIGHT != 0) {
-            let vertex_joints = &joints8[K * l..K * (l + 1)];
-            let row = pivot_row_start(pivots[l]);
-            for (&joint, &weight) in vertex_joints.iter().zip(&weights8[K * l..K * (l + 1)]) {
-                if weight == 0.0 {
-                    let offset = block.signed_offsets[row + usize::from(joint)];
-                    flips -= usize::from(is_flip(offset, block.signed_layout.flip_bytes));
-                }
-            }
+        let (joints8, weights8) = (&joints8[..K * LANES], &weights8[..K * LANES]);
+        // SAFETY: the kernels that count here run with AVX2 (the driver's token).
+        let mut zeros = unsafe { zero_slots(weights8) };
+        while zeros != 0 {
+            let slot = zeros.trailing_zeros() as usize;
+            zeros &= zeros - 1;
+            let row = pivot_row_start(pivots[slot / K]);
+            let offset = block.signed_offsets[row + usize::from(joints8[slot])];
+            flips -= usize::from(is_flip(offset, block.signed_layout.flip_bytes));
         }
     }
     flips
+}
+
+/// A bit per weight of `weights` (at most 64, a whole number of eights) that is 0 (or -0),
+/// bit `s` for slot `s`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn zero_slots(weights: &[f32]) -> u64 {
+    use std::arch::x86_64::{
+        _mm256_cmp_ps, _mm256_loadu_ps, _mm256_movemask_ps, _mm256_setzero_ps, _CMP_EQ_OQ,
+    };
+    assert!(weights.len() <= 64);
+    let mut bits = 0u64;
+    for (i, eight) in weights.chunks_exact(LANES).enumerate() {
+        // SAFETY: eight f32s.
+        let v = unsafe { _mm256_loadu_ps(eight.as_ptr()) };
+        let zero = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(v, _mm256_setzero_ps()));
+        bits |= u64::from(zero as u8) << (LANES * i);
+    }
+    bits
 }

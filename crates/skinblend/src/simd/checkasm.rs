@@ -532,6 +532,7 @@ fn lbs_loop_against_its_twin_and_the_scalar_kernel() {
                             &block,
                             &mut outputs,
                             &mut counts,
+                            0..whole,
                         )
                     } else {
                         whole_blocks::<LINEAR, 4, true, false, true, true, false>(
@@ -539,6 +540,7 @@ fn lbs_loop_against_its_twin_and_the_scalar_kernel() {
                             &block,
                             &mut outputs,
                             &mut counts,
+                            0..whole,
                         )
                     }
                 };

@@ -8,7 +8,8 @@ use super::block::CallTables;
 use super::block::{tallied_flips, Block};
 use super::cpu::Avx2Fma;
 use super::layout::{BLOCK_VERTICES, PIVOT_SIGN_TABLE_MAX_JOINTS};
-use super::{blended, cor, dqs, lbs, lbs_loop};
+use super::{blended, cor, dqs, lbs, lbs_loop, policy};
+use crate::blend_values::BlendValues;
 use crate::input::SkinInput;
 use crate::palette::PreparedPalette;
 use crate::reference::skin_range;
@@ -169,14 +170,17 @@ fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R
         first_vertex,
         block: &block,
     };
-    let base = if M == LINEAR && !block.linear_offsets.is_empty() {
+    let whole = count / BLOCK_VERTICES * BLOCK_VERTICES;
+    let (run, out, tally) = (&run, &mut outputs, &mut counts);
+    let base = if M == BLENDED {
+        // SAFETY: `lengths_agree` holds, for blended the lengths LBS's `whole_blocks` needs.
+        unsafe { blended_runs::<K, N, T, R, ASM>(run, out, tally, whole) }
+    } else if M == LINEAR && !block.linear_offsets.is_empty() {
         // SAFETY: `lengths_agree` holds, for LBS the lengths `whole_blocks` needs.
-        unsafe { whole_blocks::<M, K, N, T, R, true, ASM>(&run, &block, &mut outputs, &mut counts) }
+        unsafe { whole_blocks::<M, K, N, T, R, true, ASM>(run, &block, out, tally, 0..whole) }
     } else {
         // SAFETY: as above.
-        unsafe {
-            whole_blocks::<M, K, N, T, R, false, ASM>(&run, &block, &mut outputs, &mut counts)
-        }
+        unsafe { whole_blocks::<M, K, N, T, R, false, ASM>(run, &block, out, tally, 0..whole) }
     };
     if base < count {
         run.scalar_range(&block, &mut outputs, base..count, &mut counts);
@@ -289,9 +293,102 @@ impl Run<'_, '_> {
     }
 }
 
-/// The driver loop's whole blocks of `block` (of [`drive_avx2`]), into `outputs`; returns the
-/// first vertex of the range left (the last `len % 8`); `block` is `run.block` (see below).
-/// `OFFSETS`: LBS addresses its
+/// Blended's whole blocks (the range's vertices `..whole`, a multiple of eight), in runs of
+/// consecutive blocks of one kind: all values 0 by LBS's loop, all 1 by DQS's, any other by
+/// blended's own (`blended::block`). A painted map's blocks come in runs (the CesiumMan
+/// sample's neck and forearms by the joint rule: 3.4 blocks per run), and each method's own
+/// loop runs its blocks at 0.89-0.96 of that method's call, where one loop holding all three
+/// kernels ran LBS's blocks at 0.70x and DQS's at 0.75x (`bench_blended.py --values zero`, and
+/// `--values one`; docs/blended.md).
+///
+/// # Safety
+/// As [`whole_blocks`]'s for LBS (blended's length check is LBS's: [`drive_avx2`]).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn blended_runs<
+    const K: usize,
+    const N: bool,
+    const T: bool,
+    const R: bool,
+    const ASM: bool,
+>(
+    run: &Run<'_, '_>,
+    outputs: &mut SkinOutputs<'_>,
+    counts: &mut RangeCounts,
+    whole: usize,
+) -> usize {
+    let block = run.block;
+    let values = match block.blend_values {
+        Some(BlendValues::PerVertex(values)) if values.len() >= whole => values,
+        _ => {
+            // One value for the mesh, strictly between 0 and 1 (`select` runs LBS's or DQS's
+            // kernel for 0 and 1).
+            // SAFETY: the caller's.
+            return unsafe {
+                whole_blocks::<BLENDED, K, N, T, R, false, ASM>(
+                    run,
+                    block,
+                    outputs,
+                    counts,
+                    0..whole,
+                )
+            };
+        }
+    };
+    // LBS's runs as LBS's call would run them where the mesh allows: every weight sum 1 (no
+    // flag tested) and the palette entries by the mesh's byte offsets.
+    let influences = run.input.influences();
+    let linear_unit_offsets = !block.linear_offsets.is_empty()
+        && policy::unit_weight_sums(
+            block.k::<K>(),
+            influences.weight_sum_range(),
+            run.palette.largest_column_length,
+        );
+    let mut start = 0;
+    while start < whole {
+        let kind = blended::block_kind(values, start);
+        let mut end = start + BLOCK_VERTICES;
+        while end < whole && blended::block_kind(values, end) == kind {
+            end += BLOCK_VERTICES;
+        }
+        let blocks = start..end;
+        // SAFETY: (each) the caller's; LBS's variants and DQS's read what a blended palette
+        // holds, LBS's with offsets the mesh's (`Block::linear_offsets`, the range's where
+        // not empty).
+        let done = unsafe {
+            match kind {
+                blended::BlockKind::Linear if linear_unit_offsets => {
+                    whole_blocks::<LINEAR, K, N, T, true, true, ASM>(
+                        run, block, outputs, counts, blocks,
+                    )
+                }
+                blended::BlockKind::Linear => whole_blocks::<LINEAR, K, N, T, false, false, ASM>(
+                    run, block, outputs, counts, blocks,
+                ),
+                blended::BlockKind::DualQuaternion => {
+                    whole_blocks::<DUAL_QUATERNION, K, N, T, R, false, ASM>(
+                        run, block, outputs, counts, blocks,
+                    )
+                }
+                blended::BlockKind::Between => whole_blocks::<BLENDED, K, N, T, R, false, ASM>(
+                    run, block, outputs, counts, blocks,
+                ),
+            }
+        };
+        // Only LBS's hand-written loop stops short, without normals to skin, which `skin_into`
+        // does not let through.
+        if done < end {
+            run.scalar_range(block, outputs, done..end, counts);
+        }
+        start = end;
+    }
+    whole
+}
+
+/// The driver loop over the whole blocks `blocks` (vertices of the range, a multiple of eight
+/// at each end) of `block` (of [`drive_avx2`]), into `outputs`; returns the first vertex it
+/// left (`blocks.end`, or where LBS's hand-written loop stopped); `block` is `run.block` (see
+/// below). `OFFSETS`: LBS addresses its
 /// palette entries by `Block::linear_offsets` (which the caller has seen cover the range). One
 /// loop per way of addressing, so that no block tests which. `ASM`: the variant that has one
 /// runs the hand-written loop (`lbs_loop`); without, its compiled twin, the loop below.
@@ -314,6 +411,7 @@ pub(super) unsafe fn whole_blocks<
     block: &Block<'_>,
     outputs: &mut SkinOutputs<'_>,
     counts: &mut RangeCounts,
+    blocks: std::ops::Range<usize>,
 ) -> usize {
     // The same block: LBS reads it through the argument, whose fields the compiler then keeps
     // in registers across blocks (LBS with normals, eight influences, 1.03× against reading
@@ -326,15 +424,14 @@ pub(super) unsafe fn whole_blocks<
         // (tools/codegen/lbs_loop.py).
         // SAFETY: AVX2 and FMA (this function's features); the caller's length contract,
         // which for LBS covers the normals in and out; `Block::new` made the vertex
-        // blocks empty or the range's.
-        return unsafe { lbs_loop::pn4_unit_blocks(block, outputs, &mut counts.counted) };
+        // blocks empty or the range's; `blocks` are whole blocks of the range.
+        return unsafe { lbs_loop::pn4_unit_blocks(block, outputs, &mut counts.counted, blocks) };
     }
-    let count = outputs.positions.len();
-    let mut base = 0;
+    let mut base = blocks.start;
     let prefetch = M == DUAL_QUATERNION && block.prefetch;
     // LBS's normals of the block before (`lbs::DeferredNormals`).
     let mut deferred_normals = None;
-    while base + BLOCK_VERTICES <= count {
+    while base < blocks.end {
         if prefetch {
             prefetch_inputs::<K>(block, base + PREFETCH_AHEAD_VERTICES);
         }
@@ -374,7 +471,7 @@ pub(super) unsafe fn whole_blocks<
         // (the caller's contract).
         unsafe { deferred.store::<K, R, OFFSETS>(block, out, inputs, &mut counts.counted) };
     }
-    base
+    blocks.end
 }
 
 /// Asks the cache for vertex `vertex`'s inputs (positions, normals, tangents, joints, weights,

@@ -26,13 +26,15 @@ use crate::types::Method;
 /// vertices (`ab.py 15 "dq pn 4 100000 500"` against a build that counts per influence; the
 /// measuring recipe is in `simd/mod.rs`).
 ///
-/// `method` is the kernel's (`select`'s). Blended's own kernel tallies where no vertex has the
-/// value 0 (`CheckedBlend::every_vertex_takes_dqs`): each whole block then runs DQS's blend
-/// for all its vertices (every value above 0), or goes to the scalar kernel where it declines,
-/// which the recount covers; with a 0 somewhere a block may run LBS alone or leave its 0s'
-/// flips uncounted, which a tally of every block would count, so the call counts per
-/// influence. Against
-/// counting per influence, blended with normals 1.05× at 100k vertices, every value 0.5
+/// `method` is the kernel's (`select`'s). Blended's own kernel tallies the vertices whose
+/// value is above 0 (`CheckedBlend::dq_pivot_pair_counts`, kept by the `SkinMesh` that holds
+/// the values): the blocks all at 0 run LBS alone, which counts no flips; every other block's
+/// DQ blend counts none either; the recount of the blocks given to the scalar kernel leaves the
+/// 0s out too (`block::tallied_flips`). Against counting per block, on the CesiumMan sample's
+/// painted map (`bench_blended.py`, its 0s in more than half of the blocks) blended ran
+/// 1.6x as fast, most of it the per-block count's correction for zero weights, which a real
+/// file's influences have and the benchmark's random ones do not. Against counting per
+/// influence, blended with normals 1.05× at 100k vertices, every value 0.5
 /// (`ab.py 7 "blended pn 4 100000 300"`).
 pub(super) fn flip_tally<'a>(
     input: &SkinInput<'a>,
@@ -42,21 +44,18 @@ pub(super) fn flip_tally<'a>(
     let table_blend = match method {
         Method::Linear => false,
         Method::DualQuaternion => !palette.signed_entries.is_empty(),
-        Method::Blended => {
-            !palette.signed_entries.is_empty()
-                && input
-                    .checked_blend()
-                    .is_some_and(|blend| blend.every_vertex_takes_dqs())
-        }
+        Method::Blended => !palette.signed_entries.is_empty(),
         Method::CenterOfRotation => {
             !palette.signed_entries.is_empty() && input.rotation_centers().is_some()
         }
     };
     // Derived on first use: only a call that can read them counts them.
-    let counts = if table_blend {
-        input.influences().pivot_pair_counts()
-    } else {
-        &[]
+    let counts = match (table_blend, method) {
+        (false, _) => &[],
+        (true, Method::Blended) => input.checked_blend().map_or(&[][..], |blend| {
+            blend.dq_pivot_pair_counts(input.influences())
+        }),
+        (true, _) => input.influences().pivot_pair_counts(),
     };
     (!counts.is_empty()).then_some(counts)
 }
@@ -74,11 +73,11 @@ pub(super) fn tallied_sign_flips(
     if !tables.flip_tally {
         return 0;
     }
-    // The call tallies: `select` saw the counts built (`flip_tally`).
-    let counts = input.influences().pivot_pair_counts();
-    if counts.is_empty() {
+    // The call tallies: `select` saw the counts built (`flip_tally`). Blended's whose values
+    // are all 1 (DQS's kernel) are the influences' own, as DQS's.
+    let Some(counts) = flip_tally(input, palette, palette.method()) else {
         return 0;
-    }
+    };
     let joints = input.influences().joint_count();
     // SAFETY: the token proves AVX2 (`Avx2Fma::detect`).
     let flips = unsafe { flipped_count_avx2(avx2_fma, counts, palette, joints) };

@@ -43,8 +43,9 @@
 //!   `tools/codegen/lbs_loop.py`).
 //! - `dq_blend`, `dq_table`, `rotation`: the dual quaternion blends and the rigid-motion apply
 //!   DQS and CoR share.
-//! - `dqs`, `cor`, `blended`: DQS's, CoR's and blended's block kernels (blended runs LBS's or
-//!   DQS's where a block's values are all 0 or all 1, else both blends in one pass).
+//! - `dqs`, `cor`, `blended`: DQS's, CoR's and blended's block kernels (blended's runs of
+//!   blocks all at 0 or all at 1 go to LBS's or DQS's driver loop, the others both blends in one
+//!   pass).
 //! - `driver`: the variant table and the driver loop.
 //! - `checkasm` (tests): every `asm!` routine against its intrinsics twin and a scalar model.
 //!
@@ -220,8 +221,13 @@ pub(crate) fn select(
         let influences = input.influences();
         let reused = influences.mark_skinned();
         let tables = block::CallTables {
+            // Blended's too where a value is 0: its runs of blocks at 0 are LBS's.
             linear_offsets: reused
-                && palette.method() == Method::Linear
+                && (method == Method::Linear
+                    || method == Method::Blended
+                        && input
+                            .checked_blend()
+                            .is_some_and(|blend| !blend.every_vertex_takes_dqs()))
                 && !influences.linear_offsets().is_empty(),
             flip_tally: reused && flips::flip_tally(input, palette, method).is_some(),
             prefetch: method == Method::DualQuaternion
