@@ -103,48 +103,40 @@ fn reuses_a_mesh_across_frames_and_methods() {
     }
 }
 
-fn cor_on_a_mesh_uploaded_without_centers_is_an_error() {
+/// CoR on a mesh uploaded without centers, and blended without blend values: the method's own
+/// error, and nothing to read back.
+fn a_method_on_a_mesh_uploaded_without_its_input_is_an_error() {
     let Some(gpu) = gpu(GpuOptions::default()) else {
         return;
     };
     let rig = random_rig(4, 50, 2, 4, false);
     let input = SkinInput::new(&rig.positions, None, None, &rig.influences).expect("input");
-    let mut mesh = gpu.upload(&input).expect("upload");
-    assert!(!mesh.has_rotation_centers());
-    let options = SkinOptions {
-        method: Method::CenterOfRotation,
-        ..SkinOptions::default()
-    };
-    let palette = prepare(&rig.palette, None, &options).expect("palette");
-    assert_eq!(
-        gpu.skin(&mut mesh, &palette, RunOptions::default()),
-        Err(GpuError::Skin(SkinError::MissingRotationCenters {
-            vertex_count: 50
-        }))
-    );
-    assert_eq!(gpu.read_back(&mesh), Err(GpuError::NothingSkinned));
-}
-
-fn blended_on_a_mesh_uploaded_without_blend_values_is_an_error() {
-    let Some(gpu) = gpu(GpuOptions::default()) else {
-        return;
-    };
-    let rig = random_rig(4, 50, 2, 4, false);
-    let input = SkinInput::new(&rig.positions, None, None, &rig.influences).expect("input");
-    let mut mesh = gpu.upload(&input).expect("upload");
-    assert!(!mesh.has_blend_values());
-    let options = SkinOptions {
-        method: Method::Blended,
-        ..SkinOptions::default()
-    };
-    let palette = prepare(&rig.palette, None, &options).expect("palette");
-    assert_eq!(
-        gpu.skin(&mut mesh, &palette, RunOptions::default()),
-        Err(GpuError::Skin(SkinError::MissingBlendValues {
-            vertex_count: 50
-        }))
-    );
-    assert_eq!(gpu.read_back(&mesh), Err(GpuError::NothingSkinned));
+    let cases = [
+        (
+            Method::CenterOfRotation,
+            SkinError::MissingRotationCenters { vertex_count: 50 },
+        ),
+        (
+            Method::Blended,
+            SkinError::MissingBlendValues { vertex_count: 50 },
+        ),
+    ];
+    for (method, expected) in cases {
+        let mut mesh = gpu.upload(&input).expect("upload");
+        assert!(!mesh.has_rotation_centers() && !mesh.has_blend_values());
+        let options = SkinOptions {
+            method,
+            ..SkinOptions::default()
+        };
+        let palette = prepare(&rig.palette, None, &options).expect("palette");
+        assert_eq!(
+            gpu.skin(&mut mesh, &palette, RunOptions::default()),
+            Err(GpuError::Skin(expected)),
+            "{}",
+            method.name()
+        );
+        assert_eq!(gpu.read_back(&mesh), Err(GpuError::NothingSkinned));
+    }
 }
 
 fn a_device_with_webgpu_default_storage_buffers_skins_lbs_and_dqs_and_refuses_cor_and_blended() {
@@ -272,8 +264,7 @@ fn a_lost_device_is_an_error_not_a_panic() {
 skinblend_testkit::test_main!(
     split_dispatches_give_the_unsplit_result,
     reuses_a_mesh_across_frames_and_methods,
-    cor_on_a_mesh_uploaded_without_centers_is_an_error,
-    blended_on_a_mesh_uploaded_without_blend_values_is_an_error,
+    a_method_on_a_mesh_uploaded_without_its_input_is_an_error,
     a_device_with_webgpu_default_storage_buffers_skins_lbs_and_dqs_and_refuses_cor_and_blended,
     a_short_palette_is_an_error_not_a_panic,
     an_empty_mesh_skins_to_nothing,
