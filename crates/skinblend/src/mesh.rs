@@ -380,8 +380,14 @@ pub fn skin_batch(jobs: &mut [SkinJob<'_>], run: RunOptions) -> Result<(), SkinE
         batch_split(jobs, total, total, run);
         return Ok(());
     }
-    for job in jobs.iter_mut() {
+    // In turn, each job's palette tables asked for while the job before it is skinned.
+    let mut rest = jobs;
+    while let Some((job, after)) = rest.split_first_mut() {
+        if let Some(next) = after.first() {
+            crate::simd::prefetch_kernel_tables(next.palette);
+        }
         skin_job(job, run, total);
+        rest = after;
     }
     Ok(())
 }

@@ -158,7 +158,7 @@ fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R
         counts.counted = skin_range(input, palette, renormalize, first_vertex, outputs);
         return counts;
     }
-    warm_sign_table::<M>(&block, count);
+    warm_sign_table::<M>(palette, &block, count);
     // A build with `--cfg skinblend_intrinsics` runs the compiled twin of the `asm!` loop.
     const ASM: bool = !cfg!(skinblend_intrinsics);
     // LBS: the palette entries by the mesh's byte offsets where it has them
@@ -194,59 +194,110 @@ fn drive_avx2<const M: u8, const K: usize, const N: bool, const T: bool, const R
 /// 16 cycles per vertex) where they gain nothing.
 const WARM_INFLUENCES_PER_LINE: usize = 8;
 
-/// Loads a byte of every 64-byte line of the pivot sign table that the range's block kernel
-/// reads (DQS, CoR and blended with the table: each joint's row, as far as the palette's
-/// joints, and its lines; blended also its 3x4s), where the range reads at least
-/// [`WARM_INFLUENCES_PER_LINE`] influences per line. In a crowd each mesh's palette comes from
-/// memory, and the kernel would meet each line's miss in the middle of a chain of dependent
-/// loads (joint, row entry, line). Loads, not prefetches: prefetch instructions on the same
-/// lines at the start of the call moved the 1,000 × 2,000 DQS crowd (each mesh its own palette,
-/// skinned in turn) 1.02× on the AMD EPYC Zen 3 VM, these loads 1.08× (the fastest of 8
-/// alternated runs of each build; `examples/crowd_memory.rs` shows the crowd under one palette
-/// beside it). LBS's palette, its 3x4s alone, gained nothing from the same loads.
+/// One line of the palette's tables ([`kernel_table_slices`]).
+const LINE_BYTES: usize = 64;
+
+/// Loads a byte of every line of the palette's tables that the range's block kernel reads
+/// ([`kernel_table_slices`]), where the range reads at least [`WARM_INFLUENCES_PER_LINE`]
+/// influences per line. In a crowd each mesh's palette comes from memory, and the kernel would
+/// meet each line's miss in the middle of a chain of dependent loads (joint, row entry, line).
+/// Loads, not prefetches: prefetch instructions on the same lines at the start of the call
+/// moved the 1,000 × 2,000 DQS crowd (each mesh its own palette, skinned in turn) 1.02× on the
+/// AMD EPYC Zen 3 VM, these loads 1.08× (the fastest of 8 alternated runs of each build;
+/// `examples/crowd_memory.rs` shows the crowd under one palette beside it). LBS's palette, its
+/// 3x4s alone, gained nothing from the same loads. A batch also prefetches the next job's
+/// tables a whole mesh ahead ([`prefetch_kernel_tables`]), so that these loads find them in
+/// L2.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn warm_sign_table<const M: u8>(block: &Block<'_>, count: usize) {
-    const LINE_BYTES: usize = 64;
-    if M == LINEAR || block.signed_entries.is_empty() {
+fn warm_sign_table<const M: u8>(palette: &PreparedPalette, block: &Block<'_>, count: usize) {
+    if M == LINEAR {
         return;
     }
-    let joints = block.dual_quats.len();
-    let blended_lines = if M == BLENDED { block.linear.len() } else { 0 };
-    let lines = block.signed_entries.len()
-        + joints * (joints * size_of::<u16>()).div_ceil(LINE_BYTES)
-        + blended_lines;
-    if count.saturating_mul(block.k::<0>()) < WARM_INFLUENCES_PER_LINE * lines {
+    let mut lines = 0;
+    kernel_table_slices(palette, M == BLENDED, |_, bytes| {
+        lines += bytes.div_ceil(LINE_BYTES);
+    });
+    if lines == 0 || count.saturating_mul(block.k::<0>()) < WARM_INFLUENCES_PER_LINE * lines {
         return;
     }
-    // A byte every 64 and the last byte of each slice (the table's rows need not start on a
-    // line), summed so that no load is dropped.
+    // Summed so that no load is dropped.
     let mut sum = 0u8;
-    let mut touch = |first: *const u8, bytes: usize| {
-        for offset in (0..bytes).step_by(LINE_BYTES).chain(bytes.checked_sub(1)) {
-            // SAFETY: `offset < bytes`, the byte length of the slice that `first` starts
-            // (below); every byte of these types is initialized (f32s and u16s, no padding).
+    kernel_table_slices(palette, M == BLENDED, |first, bytes| {
+        for offset in line_offsets(bytes) {
+            // SAFETY: `offset < bytes`, the byte length of the slice that `first` starts;
+            // every byte of these types is initialized (f32s and u16s, no padding).
             sum = sum.wrapping_add(unsafe { first.add(offset).read() });
         }
-    };
+    });
+    std::hint::black_box(sum);
+}
+
+/// Asks for the lines of `palette`'s tables that its method's block kernel reads
+/// ([`kernel_table_slices`]) to be brought into L2 (`prefetcht2`: a crowd's mesh streams its
+/// vertices through L1), without waiting for them. `skin_batch` on one thread calls it for the
+/// next job's palette before it skins a job, a whole mesh ahead of [`warm_sign_table`]'s loads.
+/// On the 2-core AMD EPYC Zen 4 VM, DQS, one thread, each mesh its own palette, the same build
+/// with and without (`crowd_memory -- dq`'s batch, five alternated rounds): 1,000 meshes of
+/// 2,000 vertices 0.98–1.08×, median 1.04×; 200 of 10,000 0.94–1.02×, median 0.99×. In L1
+/// (`prefetcht0`) 0.97×, past the caches (`prefetchnta`) 1.00× (medians of four and six rounds).
+pub(crate) fn prefetch_kernel_tables(palette: &PreparedPalette) {
+    if palette.method() == Method::Linear {
+        return;
+    }
+    kernel_table_slices(
+        palette,
+        palette.method() == Method::Blended,
+        |first, bytes| {
+            for offset in line_offsets(bytes) {
+                // SAFETY: `offset < bytes`, inside the slice that `first` starts; a prefetch
+                // reads nothing into the program.
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T2 }>(
+                        first.add(offset).cast(),
+                    );
+                }
+            }
+        },
+    );
+}
+
+/// Each slice of `palette` that the DQS, CoR and blended block kernels read beside the
+/// vertices' own data, as its first byte and byte length: the signed entries, each joint's row
+/// of the pivot sign table as far as the palette's joints, and with `blended` the 3x4s. None
+/// where the palette has no signed entries (LBS's, or too many joints for the table).
+fn kernel_table_slices(
+    palette: &PreparedPalette,
+    blended: bool,
+    mut each: impl FnMut(*const u8, usize),
+) {
     fn bytes<T>(slice: &[T]) -> (*const u8, usize) {
         (slice.as_ptr().cast(), size_of_val(slice))
     }
-    let (first, len) = bytes(block.signed_entries);
-    touch(first, len);
-    for row in block
+    if palette.signed_entries.is_empty() {
+        return;
+    }
+    let joints = palette.dual_quats.len();
+    let (first, len) = bytes(&palette.signed_entries);
+    each(first, len);
+    for row in palette
         .signed_offsets
         .chunks_exact(PIVOT_SIGN_TABLE_MAX_JOINTS)
         .take(joints)
     {
         let (first, len) = bytes(&row[..joints]);
-        touch(first, len);
+        each(first, len);
     }
-    if M == BLENDED {
-        let (first, len) = bytes(block.linear);
-        touch(first, len);
+    if blended {
+        let (first, len) = bytes(palette.linear_matrices());
+        each(first, len);
     }
-    std::hint::black_box(sum);
+}
+
+/// The offset of one byte in each 64-byte line of a slice of `bytes` bytes: every 64th and the
+/// last (a table's row need not start on a line).
+fn line_offsets(bytes: usize) -> impl Iterator<Item = usize> {
+    (0..bytes).step_by(LINE_BYTES).chain(bytes.checked_sub(1))
 }
 
 /// What [`drive_avx2`]'s helpers share: the call's arguments and the range's [`Block`].

@@ -178,6 +178,16 @@ impl Kernel {
     }
 }
 
+/// Asks for the lines of `palette`'s tables that its SIMD kernel reads to be brought into the
+/// cache ahead of the call that reads them (`driver::prefetch_kernel_tables`; nothing where
+/// they are not x86-64's).
+pub(crate) fn prefetch_kernel_tables(palette: &PreparedPalette) {
+    #[cfg(target_arch = "x86_64")]
+    driver::prefetch_kernel_tables(palette);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = palette;
+}
+
 /// The best kernel for this call: the SIMD variant for its method, attributes and influences
 /// where the CPU has AVX2 and FMA, else the scalar reference. `renormalize` is
 /// [`crate::RunOptions::renormalize`]; `swept_vertices` the vertices the caller skins this
