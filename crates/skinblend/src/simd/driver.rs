@@ -205,9 +205,9 @@ const LINE_BYTES: usize = 64;
 /// moved the 1,000 × 2,000 DQS crowd (each mesh its own palette, skinned in turn) 1.02× on the
 /// AMD EPYC Zen 3 VM, these loads 1.08× (the fastest of 8 alternated runs of each build;
 /// `examples/crowd_memory.rs` shows the crowd under one palette beside it). LBS's palette, its
-/// 3x4s alone, gained nothing from the same loads. A batch also prefetches the next job's
-/// tables a whole mesh ahead ([`prefetch_kernel_tables`]), so that these loads find them in
-/// L2.
+/// 3x4s alone, gained nothing from the same loads. A batch on one thread also prefetches the
+/// next job's tables a whole mesh ahead ([`prefetch_kernel_tables`]), so that these loads find
+/// them in L2.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn warm_sign_table<const M: u8>(palette: &PreparedPalette, block: &Block<'_>, count: usize) {
