@@ -33,7 +33,8 @@ pub(crate) struct CallTables {
     pub(crate) flip_tally: bool,
     /// DQS prefetches its inputs ahead: the call sweeps at least
     /// `driver::PREFETCH_MIN_VERTICES` vertices (its mesh, or the batch it is part of), too
-    /// many for the cache to hold from one frame to the next, on an Intel CPU.
+    /// many for the cache to hold from one frame to the next, on a CPU where that gains
+    /// (`cpu::input_prefetch_gains`).
     pub(crate) prefetch: bool,
 }
 

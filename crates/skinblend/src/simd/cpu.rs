@@ -44,11 +44,18 @@ fn compiled_for_avx2<R>(_: Avx2Fma, pass: impl FnOnce() -> R) -> R {
     pass()
 }
 
-/// Whether this CPU is Intel's ([`vendor`], read once): for the choices measured to go one way
-/// on Intel's cores and the other on AMD's (`driver::PREFETCH_MIN_VERTICES`).
-pub(crate) fn is_intel() -> bool {
-    static INTEL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *INTEL.get_or_init(|| &vendor() == b"GenuineIntel")
+/// Whether DQS's input prefetch (`driver::PREFETCH_MIN_VERTICES`) was measured to gain on
+/// this kind of CPU, read once: Intel's, and AMD's with AVX-512F (Zen 4 and later). It gained
+/// on an Intel Xeon (family 6 model 167) and on an AMD EPYC Zen 4 (family 25 model 17), and
+/// cost on an AMD EPYC Zen 3 (family 25 model 1), which shares Zen 4's family and lacks
+/// AVX-512; the feature is what tells the two apart.
+pub(crate) fn input_prefetch_gains() -> bool {
+    static GAINS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *GAINS.get_or_init(|| {
+        let vendor = vendor();
+        &vendor == b"GenuineIntel"
+            || &vendor == b"AuthenticAMD" && std::arch::is_x86_feature_detected!("avx512f")
+    })
 }
 
 /// The CPU's vendor string (`GenuineIntel`, `AuthenticAMD`, ...): `cpuid` leaf 0's `ebx`, `edx`

@@ -79,7 +79,8 @@ pub(super) fn table(
 }
 
 /// DQS calls that sweep at least this many vertices (a mesh, or a batch's meshes: `select`
-/// decides, `CallTables::prefetch`) on an Intel CPU prefetch their inputs
+/// decides, `CallTables::prefetch`) on the CPUs where it was measured to gain
+/// (`cpu::input_prefetch_gains`) prefetch their inputs
 /// [`PREFETCH_AHEAD_VERTICES`] ahead, in every piece (what the call sweeps decides whether its
 /// streams come from memory rather than cache, not the piece a thread skins). There DQS's longer
 /// chain per block leaves fewer loads in flight than LBS's. On the Intel Xeon host (family 6
@@ -90,7 +91,11 @@ pub(super) fn table(
 /// 40"`, fastest calls, the build without it 1.06× the build with it (and 1.13× a build that
 /// prefetched the arrays while the kernel read the blocks, as it did for a while);
 /// `crowd_memory dq`'s batch 122–128 Mverts/s without it, 101–116 with that stale prefetch.
-/// `cpu::is_intel` keeps it to the CPUs where it was measured to gain.
+/// On the AMD EPYC Zen 4 host (family 25 model 17) it gains again: one build with it switched
+/// off and on, `ab.py 9 "dq pnb 4 1000000 40"` 1.07× (fastest calls, median) and 1.09×
+/// (runs, median), the same on two threads 1.09× and 1.06×, at 300k vertices 0.96× and 1.02×
+/// (noise), and `crowd_memory dq`'s batch (1,000 × 2,000) median 163 Mverts/s against 158 over
+/// eight rounds each.
 pub(super) const PREFETCH_MIN_VERTICES: usize = 1 << 18;
 
 /// How far ahead [`prefetch_inputs`] reads.

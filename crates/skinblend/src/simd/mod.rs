@@ -242,7 +242,7 @@ pub(crate) fn select(
             flip_tally: reused && flips::flip_tally(input, palette, method).is_some(),
             prefetch: method == Method::DualQuaternion
                 && swept_vertices.max(input.vertex_count()) >= driver::PREFETCH_MIN_VERTICES
-                && cpu::is_intel(),
+                && cpu::input_prefetch_gains(),
         };
         return Kernel::Avx2(avx2_fma, kernel, tables);
     }

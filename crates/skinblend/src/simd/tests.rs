@@ -189,8 +189,8 @@ fn dqs_prefetch_changes_no_bit() {
 }
 
 /// `cpu::vendor` reads the vendor from `cpuid` as the kernel reports it in `/proc/cpuinfo`
-/// (`vendor_id`), on whichever host runs the test (where that file exists), and `is_intel`
-/// follows it.
+/// (`vendor_id`), on whichever host runs the test (where that file exists), and
+/// `input_prefetch_gains` follows it and the kernel's `avx512f` flag.
 #[test]
 fn cpu_vendor_agrees_with_the_kernels_vendor_id() {
     let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else {
@@ -204,5 +204,12 @@ fn cpu_vendor_agrees_with_the_kernels_vendor_id() {
         .expect("/proc/cpuinfo names the vendor");
     let vendor = super::cpu::vendor();
     assert_eq!(std::str::from_utf8(&vendor), Ok(expected));
-    assert_eq!(super::cpu::is_intel(), expected == "GenuineIntel");
+    let avx512f = cpuinfo
+        .lines()
+        .find(|line| line.starts_with("flags"))
+        .is_some_and(|flags| flags.split_whitespace().any(|flag| flag == "avx512f"));
+    assert_eq!(
+        super::cpu::input_prefetch_gains(),
+        expected == "GenuineIntel" || expected == "AuthenticAMD" && avx512f
+    );
 }
