@@ -43,24 +43,16 @@ const LBS_COLLAPSED_MAX_PX: f32 = 0.35;
 const DIFFERENCE_LEVELS: u8 = 12;
 const MAX_DIFFERING_PIXELS: u32 = SIZE_PX * SIZE_PX / 500;
 
-/// Writes the twist rig as a GLB into a scratch folder, and again with blend values
-/// (`twist-blend.glb`: DQS on the moving joint by skinblend-gltf's joint rule, as `skinblend
-/// dq-blend --dq-joints joint1` writes them), and returns the folder: one per call, as the
-/// tests run at once in one process and each folder is removed when its test ends.
+/// Writes the twist rig as a GLB (`twist.glb`, with blended's values: DQS on the moving joint
+/// by the joint rule, as `skinblend rigs` writes it) into a scratch folder, and returns the
+/// folder: one per call, as the tests run at once in one process and each folder is removed
+/// when its test ends.
 fn twist_rig_folder() -> skinblend_testkit::ScratchDir {
     static FOLDERS: AtomicUsize = AtomicUsize::new(0);
     let n = FOLDERS.fetch_add(1, Ordering::Relaxed);
     let dir = skinblend_testkit::ScratchDir::new(&format!("skinblend-bevy-render-{n}"));
-    let fixture = fixtures::twist_coarse();
-    let glb = skinblend_gltf::rigs::to_glb(&fixture).expect("twist rig as GLB");
-    let plain = dir.path().join("twist.glb");
-    std::fs::write(&plain, glb).expect("write twist.glb");
-    let mut model = skinblend_gltf::Model::open(&plain).expect("the rig loads");
-    model
-        .set_dq_blend_from_joints(&[format!("joint{}", fixture.ring_joint).as_str()])
-        .expect("the rig's moving joint");
-    skinblend_gltf::export::write_skinning_attributes(&model, dir.path().join("twist-blend.glb"))
-        .expect("write twist-blend.glb");
+    let glb = skinblend_gltf::rigs::to_glb(&fixtures::twist_coarse()).expect("twist rig as GLB");
+    std::fs::write(dir.path().join("twist.glb"), glb).expect("write twist.glb");
     dir
 }
 
@@ -88,11 +80,6 @@ struct Scene {
 /// `shadow_plane`, a blue wall behind it receives its shadow (so an image also compares what
 /// the shadow pass drew).
 fn scene(shadow_plane: bool) -> Option<Scene> {
-    scene_of("twist.glb", shadow_plane)
-}
-
-/// As [`scene`], with the rig from `file` (in [`twist_rig_folder`]).
-fn scene_of(file: &str, shadow_plane: bool) -> Option<Scene> {
     if !support::has_gpu() {
         return None;
     }
@@ -130,7 +117,7 @@ fn scene_of(file: &str, shadow_plane: bool) -> Option<Scene> {
             Transform::from_xyz(0.0, 1.0, -0.8),
         ));
     }
-    let root = support::spawn_posed_scene(&mut app, file);
+    let root = support::spawn_posed_scene(&mut app, "twist.glb");
     Some(Scene {
         app,
         target,
@@ -243,7 +230,7 @@ fn dual_quat_image_matches_cpu_posed_mesh() {
 /// the joints meet takes half of each method), main pass and shadow, against the CPU-posed
 /// vertices drawn by Bevy; LBS against that shows the comparison can see a difference.
 fn blended_from_the_file_matches_cpu_posed_mesh() {
-    let Some(mut scene) = scene_of("twist-blend.glb", true) else {
+    let Some(mut scene) = scene(true) else {
         return;
     };
     let linear = render_with(&mut scene, SkinningMethod::Linear);

@@ -203,6 +203,8 @@ fn changed_share(a: &Picture, b: &Picture) -> f64 {
 }
 
 fn browser_shows_the_candy_wrapper_in_lbs_and_not_in_dqs() {
+    // LBS, DQS, CoR and blended: every method the rig can run (its file carries blend values).
+    const PANELS: usize = 4;
     let Some(driver) = PageDriver::or_skip("the viewer's browser test") else {
         return;
     };
@@ -213,9 +215,9 @@ fn browser_shows_the_candy_wrapper_in_lbs_and_not_in_dqs() {
     check_page(&driver, &server, &out, 2.0, 1.0, (1.0, "area"));
     let at_180 = Picture::open(&out.join("first.png"));
     let at_90 = Picture::open(&out.join("second.png"));
-    let (lbs, lbs_ring, lbs_body) = ring_width_ratio(&row_widths(&at_180, 0, 3));
-    let (dqs, dqs_ring, dqs_body) = ring_width_ratio(&row_widths(&at_180, 1, 3));
-    let (cor, _, _) = ring_width_ratio(&row_widths(&at_180, 2, 3));
+    let (lbs, lbs_ring, lbs_body) = ring_width_ratio(&row_widths(&at_180, 0, PANELS));
+    let (dqs, dqs_ring, dqs_body) = ring_width_ratio(&row_widths(&at_180, 1, PANELS));
+    let (cor, _, _) = ring_width_ratio(&row_widths(&at_180, 2, PANELS));
     eprintln!(
         "180°: ring ÷ body width LBS {lbs:.3} ({lbs_ring} of {lbs_body} px), DQS {dqs:.3} \
          ({dqs_ring} of {dqs_body} px), CoR {cor:.3}"
@@ -241,9 +243,10 @@ fn browser_shows_the_candy_wrapper_in_lbs_and_not_in_dqs() {
     drop(server);
 }
 
-/// The fourth view: blended with DQS on the twisting joint (`--dq-joints joint1`), whose ring,
-/// weighted half and half, takes half of each method, so that at 180° its width lies between
-/// LBS's collapsed ring and DQS's round one; and the blend values' colour map.
+/// The fourth view: blended with DQS on the twisting joint (`--dq-joints joint1`, the rule the
+/// rig file's own values follow, given again to take the flag's path), whose ring, weighted
+/// half and half, takes half of each method, so that at 180° its width lies between LBS's
+/// collapsed ring and DQS's round one; and the blend values' colour map.
 fn browser_shows_blended_between_lbs_and_dqs() {
     let Some(driver) = PageDriver::or_skip("the viewer's browser test") else {
         return;

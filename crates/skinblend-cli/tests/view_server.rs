@@ -35,10 +35,11 @@ fn serves_its_routes_and_nothing_else() {
     let model: serde_json::Value = serde_json::from_slice(&body).expect("model JSON");
     assert_eq!(model["animations"][0]["name"], "sweep");
     assert_eq!(model["primitives"][0]["vertices"], 1058);
-    // Two joints, one palette entry each for LBS (48 bytes), DQS (96) and CoR (144).
+    // Two joints, one palette entry each for LBS (48 bytes), DQS (96), CoR (144) and blended
+    // (144, CoR's layout: the file carries blend values).
     let (status, body) = server.get("/api/pose?animation=0&time=2");
     assert_eq!(status, 200);
-    assert_eq!(body.len(), 2 * (48 + 96 + 144));
+    assert_eq!(body.len(), 2 * (48 + 96 + 144 + 144));
     let (status, body) = server.get("/api/shader/dq");
     assert_eq!(status, 200);
     assert!(String::from_utf8_lossy(&body).starts_with("#version 300 es"));

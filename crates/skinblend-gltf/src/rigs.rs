@@ -2,9 +2,10 @@
 //!
 //! [`to_glb`] writes a fixture as a real glTF 2.0 scene: a root node `rig` whose children are
 //! the joints (one node each, translation/rotation/scale), a skin with the inverse bind matrices,
-//! a mesh with POSITION, NORMAL, TANGENT, indices and `JOINTS_n`/`WEIGHTS_n`, and one animation
-//! `sweep` that turns the rig's moving joints from 0° to the rig's largest angle
-//! ([`largest_angle_deg`]) at [`DEGREES_PER_SECOND`], with a keyframe every
+//! a mesh with POSITION, NORMAL, TANGENT, indices, `JOINTS_n`/`WEIGHTS_n` and blended's values
+//! (`_SKINBLEND_DQ_BLEND`, [`Fixture::dq_blend_values`]: those `skinblend evidence` skins with),
+//! and one animation `sweep` that turns the rig's moving joints from 0° to the rig's largest
+//! angle ([`largest_angle_deg`]) at [`DEGREES_PER_SECOND`], with a keyframe every
 //! [`KEYFRAME_STEP_DEG`]. Posed at [`time_s_of_angle`]`(a)`, the file gives the fixture's own
 //! palette at `a`, so skinning it equals skinning the fixture (exactly at keyframes, up to the
 //! slerp of neighbouring keyframes about the same axis between them).
@@ -24,6 +25,7 @@ use skinblend::fixtures::{rotation_about, Fixture, Motion};
 use crate::container;
 use crate::error::{GltfError, Result};
 use crate::export::{self, Format};
+use crate::model::DQ_BLEND_ATTRIBUTE;
 
 /// How fast the `sweep` animation turns: degrees per second (a 180° twist lasts 2 s).
 pub const DEGREES_PER_SECOND: f32 = 90.0;
@@ -264,6 +266,17 @@ pub fn to_document(fixture: &Fixture) -> Result<(Value, Vec<u8>)> {
     attributes.insert(
         "TANGENT".into(),
         json!(buffers.floats(&tangents, "VEC4", 4, Some(ARRAY_BUFFER), false)),
+    );
+    // Blended's values as the evidence skins the fixture with them (DQS on the moving joint).
+    attributes.insert(
+        DQ_BLEND_ATTRIBUTE.into(),
+        json!(buffers.floats(
+            &fixture.dq_blend_values(),
+            "SCALAR",
+            1,
+            Some(ARRAY_BUFFER),
+            false
+        )),
     );
     let influences = &fixture.influences;
     let k = influences.influences_per_vertex();

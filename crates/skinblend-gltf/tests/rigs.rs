@@ -1,9 +1,9 @@
 //! The built-in rigs written by `skinblend_gltf::rigs` as animated GLB files, loaded back and
 //! posed at the time of an angle: the same result as skinning the core's fixture at that angle,
-//! for every rig and every method.
+//! for every rig and every method (blended by the values the file carries, the fixture's own).
 
 use skinblend::fixtures::{self, Fixture};
-use skinblend::{evidence, skin, Method, SkinInput, SkinOptions};
+use skinblend::{evidence, skin, BlendValues, Method, SkinInput, SkinOptions};
 use skinblend_gltf::{rigs, Model};
 
 /// Positions, relative to the 2 m rig. At a keyframe the file holds the fixture's own
@@ -32,6 +32,7 @@ fn check(fixture: &Fixture, model: &Model, angle_deg: f32, method: Method) {
         ..SkinOptions::default()
     };
     let centers = evidence::fixture_rotation_centers(fixture).unwrap();
+    let blend_values = fixture.dq_blend_values();
     let input = SkinInput::new(
         &fixture.positions,
         Some(&fixture.normals),
@@ -40,6 +41,8 @@ fn check(fixture: &Fixture, model: &Model, angle_deg: f32, method: Method) {
     )
     .unwrap()
     .with_rotation_centers(&centers)
+    .unwrap()
+    .with_blend_values(BlendValues::PerVertex(&blend_values))
     .unwrap();
     let expected = skin(
         &input,
@@ -103,11 +106,7 @@ fn every_rig_posed_at_the_time_of_an_angle_equals_the_fixture_at_that_angle() {
         let mut angles = evidence::angles_deg(&fixture).to_vec();
         angles.push(rigs::KEYFRAME_STEP_DEG * 2.5);
         for angle_deg in angles {
-            for method in [
-                Method::Linear,
-                Method::DualQuaternion,
-                Method::CenterOfRotation,
-            ] {
+            for method in Method::ALL {
                 check(&fixture, &model, angle_deg, method);
             }
         }

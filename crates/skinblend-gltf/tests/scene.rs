@@ -130,12 +130,8 @@ fn each_primitive_is_checked_once_however_many_frames() {
     let model = Model::from_bytes(&bytes, None).unwrap();
     for method in Method::ALL {
         let before = skinblend::full_validations();
-        let options = SceneOptions {
-            // Blended: one value for every vertex (the rig's file carries none).
-            dq_blend: Some(0.5),
-            ..SceneOptions::with_method(method)
-        };
-        let mut skinner = SceneSkinner::cpu(&model, options).unwrap();
+        // Blended by the values the rig's file carries.
+        let mut skinner = SceneSkinner::cpu(&model, SceneOptions::with_method(method)).unwrap();
         assert_eq!(
             skinblend::full_validations() - before,
             3,
