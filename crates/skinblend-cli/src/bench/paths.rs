@@ -209,7 +209,11 @@ fn scene_rows(plan: &Plan, methods: &[Method], progress: &dyn Fn(&str)) -> Resul
             )?;
             input = input.with_rotation_centers(&centers.centers)?;
         }
-        input = input.with_blend_values(BlendValues::Uniform(BENCH_BLEND_VALUE))?;
+        // Blended: the file's values (the rig carries them), as the scene skinner takes them.
+        input = input.with_blend_values(match &primitive.dq_blend {
+            Some(values) => BlendValues::PerVertex(values),
+            None => BlendValues::Uniform(BENCH_BLEND_VALUE),
+        })?;
         let world_palette = model.palette(&pose, 0)?;
         let palette = prepare(
             &world_palette,
