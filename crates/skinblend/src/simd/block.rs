@@ -70,6 +70,9 @@ pub(super) struct Block<'a> {
     pub(super) dual_quats: &'a [DualQuat],
     /// DQS and CoR: whether each joint is rigid.
     pub(super) rigid: &'a [bool],
+    /// DQS and CoR: each joint's residual (`PreparedPalette::residuals`; the identity where
+    /// rigid), sixteen floats each.
+    pub(super) residuals: &'a [Affine3A],
     /// DQS and CoR: the palette's pivot sign table (`PreparedPalette::signed_offsets`: per
     /// joint a row of `PIVOT_SIGN_TABLE_MAX_JOINTS` byte offsets into `signed_entries`), or
     /// empty.
@@ -180,6 +183,7 @@ impl<'a> Block<'a> {
             linear: palette.linear_matrices(),
             dual_quats: &palette.dual_quats,
             rigid: &palette.rigid,
+            residuals: &palette.residuals,
             signed_offsets: &palette.signed_offsets,
             signed_entries: &palette.signed_entries,
             signed_layout: palette.signed_layout(),
@@ -262,8 +266,9 @@ impl<'a> Block<'a> {
     }
 }
 
-/// Whether any of these influences puts a non-zero weight on a non-rigid joint (its vertex then
-/// goes to the scalar kernel, which has the one definition of the residual blend).
+/// Whether any of these influences puts a non-zero weight on a non-rigid joint: DQS then blends
+/// the vertex's residual (`dqs::residual_block`); CoR and blended give its block to the scalar
+/// kernel.
 #[inline(always)]
 pub(super) fn on_non_rigid_joint(block: &Block<'_>, joints: &[u16], weights: &[f32]) -> bool {
     joints

@@ -3,14 +3,19 @@
 
 use std::arch::x86_64::*;
 
-use super::block::Block;
+use super::blend3x4::{blend_rows8, weight_scale8, Linear8};
+use super::block::{on_non_rigid_joint, Block};
 use super::dq_blend::blend8;
-use super::math::cross8;
+use super::layout::LANES;
+use super::lbs::{cofactor_normal8, negative_sign8, singular_flip8, transform8};
+use super::loads::{load3x8_or_block, load_tangents8, store3x8, store_tangents8};
+use super::math::{add8, cross8, dot8, normalize8_or};
 use super::rotation::Rotation8;
 use crate::types::{Diagnostics, SkinOutputs};
 
 /// DQS of vertices `base .. base + 8`. Returns `false`, having written nothing, when a vertex
-/// of the block is unweighted, touches a residual, or blends to a zero rotation.
+/// of the block is unweighted or blends to a zero rotation. Unless the palette is rigid (`R`),
+/// the vertices on a non-rigid joint take their blended residual first ([`residual_block`]).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function so that it can be
@@ -26,14 +31,138 @@ pub(super) unsafe fn block<const K: usize, const N: bool, const T: bool, const R
     base: usize,
     diagnostics: &mut Diagnostics,
 ) -> bool {
-    // SAFETY: the caller guarantees AVX2 and FMA.
-    let Some((rotation, translation)) = (unsafe { motion8::<K, R>(block, base, diagnostics) })
+    if !R {
+        let lanes = residual_lanes::<K>(block, base);
+        if lanes != 0 {
+            // SAFETY: the caller guarantees AVX2 and FMA.
+            return unsafe { residual_block::<K, N, T>(block, outputs, base, diagnostics, lanes) };
+        }
+    }
+    // SAFETY: the caller guarantees AVX2 and FMA; no vertex of the block is on a non-rigid
+    // joint (tested above unless the palette is rigid).
+    let Some((rotation, translation)) = (unsafe { motion8::<K, true>(block, base, diagnostics) })
     else {
         return false;
     };
     // SAFETY: as above.
     unsafe { rotation.apply::<N, T>(block, outputs, base, translation, None) };
     true
+}
+
+/// A bit per vertex of `base .. base + 8` that puts a non-zero weight on a non-rigid joint.
+#[inline(always)]
+fn residual_lanes<const K: usize>(block: &Block<'_>, base: usize) -> i32 {
+    let k = block.k::<K>();
+    let (joints8, weights8) = block.influences8::<K>(base);
+    let mut lanes = 0;
+    for l in 0..LANES {
+        let slots = l * k..(l + 1) * k;
+        if on_non_rigid_joint(block, &joints8[slots.clone()], &weights8[slots]) {
+            lanes |= 1 << l;
+        }
+    }
+    lanes
+}
+
+/// DQS of a block with vertices on non-rigid joints (`lanes`, a bit each): those take the
+/// blend of their joints' residuals `S = Σ wᵢ Sᵢ` (weights divided by their sum where the call
+/// renormalizes) before the rigid motion, as the scalar kernel: positions `S p`, normals by
+/// `S`'s cofactor with its sign and singular test (counted for those vertices only), tangents
+/// `S t` with the handedness flipped where `S` mirrors; the others as [`block`] moves them.
+/// Returns `false` as [`block`] does.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA. (Inlined, as [`block`].)
+#[inline(always)]
+unsafe fn residual_block<const K: usize, const N: bool, const T: bool>(
+    block: &Block<'_>,
+    outputs: &mut SkinOutputs<'_>,
+    base: usize,
+    diagnostics: &mut Diagnostics,
+    lanes: i32,
+) -> bool {
+    // SAFETY: (each) the caller guarantees AVX2 and FMA; `block.residuals` holds sixteen f32s
+    // (an `Affine3A`) for every joint of the palette, whose joints the slots index.
+    unsafe {
+        let Some((rotation, translation)) = motion8::<K, true>(block, base, diagnostics) else {
+            return false;
+        };
+        let slots = block.influences8::<K>(base);
+        let blend = blend_rows8::<K, false, false, false>(
+            block,
+            slots,
+            block.residuals.as_ptr().cast(),
+            None,
+        );
+        // `Σw` in slot order, as the scalar kernel sums it, where the call divides by it; the
+        // singular test below takes no bound from it (it is scale-free).
+        let weight_sum = if block.divide_by_weight_sums {
+            let k = block.k::<K>();
+            _mm256_loadu_ps(
+                std::array::from_fn::<f32, LANES, _>(|l| slots.1[l * k..(l + 1) * k].iter().sum())
+                    .as_ptr(),
+            )
+        } else {
+            _mm256_set1_ps(1.0)
+        };
+        let residual = Linear8 {
+            columns: blend.columns,
+            translation: blend.translation,
+            weight_scale: weight_scale8(block, weight_sum),
+            weight_sum,
+        };
+        let on = lane_mask(lanes);
+        let pick = |a: [__m256; 3], b: [__m256; 3]| {
+            std::array::from_fn(|c| _mm256_blendv_ps(b[c], a[c], on))
+        };
+        let p = load3x8_or_block(block.position_blocks, block.positions, base);
+        let p = pick(residual.point(p), p);
+        store3x8(
+            outputs.positions,
+            base,
+            add8(rotation.rotate(p), translation),
+        );
+        if !(N || T) {
+            return true;
+        }
+        let columns = residual.columns;
+        let cofactor0 = cross8(columns[1], columns[2]);
+        let det = dot8(columns[0], cofactor0);
+        let mut known_sign = None;
+        if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals) {
+            let n = load3x8_or_block(block.normal_blocks, src, base);
+            let flip = singular_flip8(
+                columns,
+                det,
+                (weight_sum, None, None),
+                (diagnostics, lanes),
+                &mut known_sign,
+            );
+            let moved = cofactor_normal8(columns, cofactor0, n).map(|c| _mm256_xor_ps(c, flip));
+            store3x8(out, base, normalize8_or(rotation.rotate(pick(moved, n)), n));
+        }
+        if let (true, Some(out), Some(src)) = (T, outputs.tangents.as_deref_mut(), block.tangents) {
+            let (d, w) = load_tangents8(src, base);
+            let sign = _mm256_and_ps(negative_sign8(det), on);
+            let moved = pick(transform8(columns, d), d);
+            store_tangents8(
+                out,
+                base,
+                normalize8_or(rotation.rotate(moved), d),
+                _mm256_xor_ps(w, sign),
+            );
+        }
+        true
+    }
+}
+
+/// All ones in the lanes whose bit `lanes` sets, else zero.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn lane_mask(lanes: i32) -> __m256 {
+    let bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    let set = _mm256_and_si256(_mm256_set1_epi32(lanes), bits);
+    _mm256_castsi256_ps(_mm256_cmpeq_epi32(set, bits))
 }
 
 /// The rigid motions of vertices `base .. base + 8` (the normalized sign-aligned blend as a
