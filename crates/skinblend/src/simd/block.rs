@@ -266,9 +266,9 @@ impl<'a> Block<'a> {
     }
 }
 
-/// Whether any of these influences puts a non-zero weight on a non-rigid joint: DQS then blends
-/// the vertex's residual (`dqs::residual_block`); CoR and blended give its block to the scalar
-/// kernel.
+/// Whether any of these influences puts a non-zero weight on a non-rigid joint: DQS and CoR
+/// then blend the vertex's residual (`dqs::Residual8`); blended's blocks between 0 and 1 go to
+/// the scalar kernel.
 #[inline(always)]
 pub(super) fn on_non_rigid_joint(block: &Block<'_>, joints: &[u16], weights: &[f32]) -> bool {
     joints

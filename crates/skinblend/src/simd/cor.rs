@@ -4,10 +4,11 @@
 use std::arch::x86_64::*;
 
 use super::blend3x4::{self, Linear8, RotationSigns};
-use super::block::{block_pivots, on_non_rigid_joint, pivot_row, table_flips, Block};
+use super::block::{block_pivots, pivot_row, table_flips, Block};
 use super::dq_blend;
+use super::dqs::{residual_lanes, Residual8};
 use super::layout::{SignedLayout, LANES, PIVOT_SIGN_TABLE_MAX_JOINTS};
-use super::loads::load3x8;
+use super::loads::{load3x8, load3x8_or_block};
 use super::math::all8;
 use super::rotation::Rotation8;
 use crate::types::{Diagnostics, SkinOutputs};
@@ -17,9 +18,10 @@ use crate::types::{Diagnostics, SkinOutputs};
 /// 3x4s, then `v' = R v + (M p* − R p*)`, normals and tangents by `R`, as the scalar
 /// `CenterOfRotation` kernel; computed as `R (v − p*) + M p*`, one rotation per vertex instead
 /// of two (the same value up to f32 rounding, which is smaller this way for vertices near their
-/// centers). Returns `false`, having written nothing, when a vertex of the block has no center,
-/// is unweighted, touches a residual, or blends to a zero rotation (the scalar kernel then
-/// takes the block, so those cases have one definition).
+/// centers). The vertices on non-rigid joints take their residual `S`: `R S₃ (v − p*) + M p*`
+/// (`dqs::Residual8`). Returns `false`, having written nothing, when a vertex of the block has
+/// no center, is unweighted, or blends to a zero rotation (the scalar kernel then takes the
+/// block, so those cases have one definition).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>(
@@ -36,12 +38,19 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     if !all8(_mm256_cmp_ps::<_CMP_ORD_Q>(center[0], center[0])) {
         return false;
     }
+    // The vertices on non-rigid joints, which take their residual (none where the palette is
+    // rigid); the blends below then need not test for them.
+    let lanes = if R {
+        0
+    } else {
+        residual_lanes::<K>(block, base)
+    };
     let blended = if (K == 4 || K == 8) && !block.signed_entries.is_empty() {
         // SAFETY: this function runs only where AVX2 and FMA are enabled.
-        unsafe { blend_with_rotations8::<K, R>(block, base) }
+        unsafe { blend_with_rotations8::<K>(block, base) }
     } else {
         // SAFETY: as above.
-        unsafe { separate_blends8::<K, R>(block, base) }
+        unsafe { separate_blends8::<K>(block, base) }
     };
     let Some((real, m, flips)) = blended else {
         return false;
@@ -52,6 +61,24 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
     diagnostics.sign_flips += flips;
     // R p + (M p* − R p*) = R (p − p*) + M p*: one rotation instead of two.
     let lbs_center = m.point(center);
+    if lanes != 0 {
+        // With the residual S: R S(p) + (M p* − R S(p*)) = R S₃ (p − p*) + M p*.
+        // SAFETY: this function runs only where AVX2 and FMA are enabled.
+        unsafe {
+            let residual = Residual8::new::<K>(block, base, lanes);
+            let p = load3x8_or_block(block.position_blocks, block.positions, base);
+            let from_center =
+                residual.vector(std::array::from_fn(|c| _mm256_sub_ps(p[c], center[c])));
+            residual.store::<N, T>(
+                block,
+                outputs,
+                base,
+                (&rotation, from_center, lbs_center),
+                diagnostics,
+            );
+        }
+        return true;
+    }
     // SAFETY: this function runs only where AVX2 and FMA are enabled.
     unsafe { rotation.apply::<N, T>(block, outputs, base, lbs_center, Some(center)) };
     true
@@ -64,13 +91,13 @@ pub(super) fn block<const K: usize, const N: bool, const T: bool, const R: bool>
 /// # Safety
 /// The CPU has AVX2 and FMA.
 #[inline(always)]
-unsafe fn separate_blends8<const K: usize, const R: bool>(
+unsafe fn separate_blends8<const K: usize>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 4], Linear8, usize)> {
     // SAFETY: the caller guarantees AVX2 and FMA.
     unsafe {
-        let (sum, flips) = dq_blend::blend8::<K, R, false>(block, base)?;
+        let (sum, flips) = dq_blend::blend8::<K, true, false>(block, base)?;
         let [rx, ry, rz, rw, ..] = sum;
         // Unreachable `None`: the DQ blend saw every weight sum above the minimum.
         let m = blend3x4::blend8::<K, true, false, false>(block, block.influences8::<K>(base))?;
@@ -93,16 +120,16 @@ unsafe fn separate_blends8<const K: usize, const R: bool>(
 /// # Safety
 /// The CPU has AVX2 and FMA; `block.signed_entries` is not empty.
 #[inline(always)]
-unsafe fn blend_with_rotations8<const K: usize, const R: bool>(
+unsafe fn blend_with_rotations8<const K: usize>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 4], Linear8, usize)> {
     // SAFETY: as this function's.
     unsafe {
         if block.tally_flips {
-            blend_with_rotations8_counting::<K, R, false>(block, base)
+            blend_with_rotations8_counting::<K, false>(block, base)
         } else {
-            blend_with_rotations8_counting::<K, R, true>(block, base)
+            blend_with_rotations8_counting::<K, true>(block, base)
         }
     }
 }
@@ -113,16 +140,13 @@ unsafe fn blend_with_rotations8<const K: usize, const R: bool>(
 /// # Safety
 /// As [`blend_with_rotations8`].
 #[inline(always)]
-unsafe fn blend_with_rotations8_counting<const K: usize, const R: bool, const C: bool>(
+unsafe fn blend_with_rotations8_counting<const K: usize, const C: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 4], Linear8, usize)> {
     assert!(K == 4 || K == 8);
     let (joints8, weights8) = block.influences8::<K>(base);
     let (joints8, weights8) = (&joints8[..K * LANES], &weights8[..K * LANES]);
-    if !R && on_non_rigid_joint(block, joints8, weights8) {
-        return None;
-    }
     // A largest weight of at least `MIN_WEIGHT_SUM` (the pivot words' flag) proves the vertex
     // weighted.
     let (pivots, zero_weights) = block_pivots(block, base)?;

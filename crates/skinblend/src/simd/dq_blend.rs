@@ -18,8 +18,8 @@ use crate::influence_tables::{pivot_slot, MIN_WEIGHT_SUM};
 /// component of all eight per register (`[x, y, z, w]` real, then dual), and their sign flips;
 /// `None` when a vertex is unweighted (side by side, for two to eight influences: when all its
 /// weights are below `MIN_WEIGHT_SUM`, which the scalar kernel then decides exactly) or, unless
-/// the palette is rigid (`R`), has a non-zero weight on a non-rigid joint (CoR's and blended's
-/// block then goes to the scalar kernel whole; DQS tests for those itself and blends with `R`).
+/// the palette is rigid (`R`), has a non-zero weight on a non-rigid joint (blended's block then
+/// goes to the scalar kernel whole; DQS and CoR test for those themselves and blend with `R`).
 ///
 /// Per vertex: the pivot is the heaviest influence; each influence's real part is dotted with
 /// the pivot's as `(x·x' + z·z') + (y·y' + w·w')`, glam's grouping of `Quat::dot`, so that the

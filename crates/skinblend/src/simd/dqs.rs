@@ -9,7 +9,7 @@ use super::dq_blend::blend8;
 use super::layout::LANES;
 use super::lbs::{cofactor_normal8, negative_sign8, singular_flip8, transform8};
 use super::loads::{load3x8_or_block, load_tangents8, store3x8, store_tangents8};
-use super::math::{add8, cross8, dot8, normalize8_or};
+use super::math::{add8, cross8, dot8, normalize8_or, scale8};
 use super::rotation::Rotation8;
 use crate::types::{Diagnostics, SkinOutputs};
 
@@ -50,8 +50,9 @@ pub(super) unsafe fn block<const K: usize, const N: bool, const T: bool, const R
 }
 
 /// A bit per vertex of `base .. base + 8` that puts a non-zero weight on a non-rigid joint.
+/// Shared by DQS and CoR.
 #[inline(always)]
-fn residual_lanes<const K: usize>(block: &Block<'_>, base: usize) -> i32 {
+pub(super) fn residual_lanes<const K: usize>(block: &Block<'_>, base: usize) -> i32 {
     let k = block.k::<K>();
     let (joints8, weights8) = block.influences8::<K>(base);
     let mut lanes = 0;
@@ -64,12 +65,8 @@ fn residual_lanes<const K: usize>(block: &Block<'_>, base: usize) -> i32 {
     lanes
 }
 
-/// DQS of a block with vertices on non-rigid joints (`lanes`, a bit each): those take the
-/// blend of their joints' residuals `S = Σ wᵢ Sᵢ` (weights divided by their sum where the call
-/// renormalizes) before the rigid motion, as the scalar kernel: positions `S p`, normals by
-/// `S`'s cofactor with its sign and singular test (counted for those vertices only), tangents
-/// `S t` with the handedness flipped where `S` mirrors; the others as [`block`] moves them.
-/// Returns `false` as [`block`] does.
+/// DQS of a block with vertices on non-rigid joints (`lanes`, a bit each): positions `S p`
+/// before the rigid motion, then [`Residual8::store`]. Returns `false` as [`block`] does.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA. (Inlined, as [`block`].)
@@ -81,78 +78,162 @@ unsafe fn residual_block<const K: usize, const N: bool, const T: bool>(
     diagnostics: &mut Diagnostics,
     lanes: i32,
 ) -> bool {
-    // SAFETY: (each) the caller guarantees AVX2 and FMA; `block.residuals` holds sixteen f32s
-    // (an `Affine3A`) for every joint of the palette, whose joints the slots index.
+    // SAFETY: (each) the caller guarantees AVX2 and FMA.
     unsafe {
         let Some((rotation, translation)) = motion8::<K, true>(block, base, diagnostics) else {
             return false;
         };
-        let slots = block.influences8::<K>(base);
-        let blend = blend_rows8::<K, false, false, false>(
-            block,
-            slots,
-            block.residuals.as_ptr().cast(),
-            None,
-        );
-        // `Σw` in slot order, as the scalar kernel sums it, where the call divides by it; the
-        // singular test below takes no bound from it (it is scale-free).
-        let weight_sum = if block.divide_by_weight_sums {
-            let k = block.k::<K>();
-            _mm256_loadu_ps(
-                std::array::from_fn::<f32, LANES, _>(|l| slots.1[l * k..(l + 1) * k].iter().sum())
-                    .as_ptr(),
-            )
-        } else {
-            _mm256_set1_ps(1.0)
-        };
-        let residual = Linear8 {
-            columns: blend.columns,
-            translation: blend.translation,
-            weight_scale: weight_scale8(block, weight_sum),
-            weight_sum,
-        };
-        let on = lane_mask(lanes);
-        let pick = |a: [__m256; 3], b: [__m256; 3]| {
-            std::array::from_fn(|c| _mm256_blendv_ps(b[c], a[c], on))
-        };
+        let residual = Residual8::new::<K>(block, base, lanes);
         let p = load3x8_or_block(block.position_blocks, block.positions, base);
-        let p = pick(residual.point(p), p);
-        store3x8(
-            outputs.positions,
+        let p = residual.pick(residual.linear.point(p), p);
+        residual.store::<N, T>(
+            block,
+            outputs,
             base,
-            add8(rotation.rotate(p), translation),
+            (&rotation, p, translation),
+            diagnostics,
         );
-        if !(N || T) {
-            return true;
-        }
-        let columns = residual.columns;
-        let cofactor0 = cross8(columns[1], columns[2]);
-        let det = dot8(columns[0], cofactor0);
-        let mut known_sign = None;
-        if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals) {
-            let n = load3x8_or_block(block.normal_blocks, src, base);
-            let flip = singular_flip8(
-                columns,
-                det,
-                (weight_sum, None, None),
-                (diagnostics, lanes),
-                &mut known_sign,
-            );
-            let moved = cofactor_normal8(columns, cofactor0, n).map(|c| _mm256_xor_ps(c, flip));
-            store3x8(out, base, normalize8_or(rotation.rotate(pick(moved, n)), n));
-        }
-        if let (true, Some(out), Some(src)) = (T, outputs.tangents.as_deref_mut(), block.tangents) {
-            let (d, w) = load_tangents8(src, base);
-            let sign = _mm256_and_ps(negative_sign8(det), on);
-            let moved = pick(transform8(columns, d), d);
-            store_tangents8(
-                out,
-                base,
-                normalize8_or(rotation.rotate(moved), d),
-                _mm256_xor_ps(w, sign),
-            );
-        }
         true
+    }
+}
+
+/// The blended residuals `S = Σ wᵢ Sᵢ` of eight vertices (weights divided by their sum where
+/// the call renormalizes), applied where `lanes` has a bit (the vertices on a non-rigid joint)
+/// and skipped elsewhere, as the scalar kernel: DQS moves `S p`, CoR `S₃ (p − p*)`, by the
+/// rigid motion; normals by `S`'s cofactor with its sign and singular test (counted for those
+/// vertices only), tangents `S t` with the handedness flipped where `S` mirrors.
+pub(super) struct Residual8 {
+    /// `S`, one component of all eight per register (LBS's 3x4 blend over the residuals).
+    pub(super) linear: Linear8,
+    /// All ones in the lanes `S` applies to.
+    on: __m256,
+    /// A bit per lane `S` applies to.
+    lanes: i32,
+}
+
+impl Residual8 {
+    /// The residuals of vertices `base .. base + 8`, to apply in `lanes`.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA. (Inlined, as [`block`].)
+    #[inline(always)]
+    pub(super) unsafe fn new<const K: usize>(block: &Block<'_>, base: usize, lanes: i32) -> Self {
+        // SAFETY: (each) the caller guarantees AVX2 and FMA; `block.residuals` holds sixteen
+        // f32s (an `Affine3A`) for every joint of the palette, whose joints the slots index.
+        unsafe {
+            let slots = block.influences8::<K>(base);
+            let blend = blend_rows8::<K, false, false, false>(
+                block,
+                slots,
+                block.residuals.as_ptr().cast(),
+                None,
+            );
+            // `Σw` in slot order, as the scalar kernel sums it, where the call divides by it;
+            // the singular test takes no bound from it (it is scale-free).
+            let weight_sum = if block.divide_by_weight_sums {
+                let k = block.k::<K>();
+                _mm256_loadu_ps(
+                    std::array::from_fn::<f32, LANES, _>(|l| {
+                        slots.1[l * k..(l + 1) * k].iter().sum()
+                    })
+                    .as_ptr(),
+                )
+            } else {
+                _mm256_set1_ps(1.0)
+            };
+            Self {
+                linear: Linear8 {
+                    columns: blend.columns,
+                    translation: blend.translation,
+                    weight_scale: weight_scale8(block, weight_sum),
+                    weight_sum,
+                },
+                on: lane_mask(lanes),
+                lanes,
+            }
+        }
+    }
+
+    /// `a` in the lanes the residuals apply to, `b` in the others.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn pick(&self, a: [__m256; 3], b: [__m256; 3]) -> [__m256; 3] {
+        std::array::from_fn(|c| _mm256_blendv_ps(b[c], a[c], self.on))
+    }
+
+    /// `S₃ v` (weights normalized where the call divides), in the lanes it applies to.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn vector(&self, v: [__m256; 3]) -> [__m256; 3] {
+        // SAFETY: this function's features.
+        let moved = unsafe { transform8(self.linear.columns, v) };
+        let moved = match self.linear.weight_scale {
+            Some(scale) => scale8(moved, scale),
+            None => moved,
+        };
+        self.pick(moved, v)
+    }
+
+    /// Writes vertices `base .. base + 8`: positions `R p + t` for `(R, p, t)` of `motion`
+    /// (`p` already through the residual where it applies), and where `N` / `T` and the input
+    /// has them normals and tangents through the residual, then `R`, renormalized (a zero
+    /// length gives the input back, as the scalar kernel).
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA. (Inlined, as [`block`].)
+    #[inline(always)]
+    pub(super) unsafe fn store<const N: bool, const T: bool>(
+        &self,
+        block: &Block<'_>,
+        outputs: &mut SkinOutputs<'_>,
+        base: usize,
+        (rotation, p, translation): (&Rotation8, [__m256; 3], [__m256; 3]),
+        diagnostics: &mut Diagnostics,
+    ) {
+        // SAFETY: (each) the caller guarantees AVX2 and FMA.
+        unsafe {
+            store3x8(
+                outputs.positions,
+                base,
+                add8(rotation.rotate(p), translation),
+            );
+            if !(N || T) {
+                return;
+            }
+            let columns = self.linear.columns;
+            let cofactor0 = cross8(columns[1], columns[2]);
+            let det = dot8(columns[0], cofactor0);
+            if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals)
+            {
+                let n = load3x8_or_block(block.normal_blocks, src, base);
+                let flip = singular_flip8(
+                    columns,
+                    det,
+                    (self.linear.weight_sum, None, None),
+                    (diagnostics, self.lanes),
+                    &mut None,
+                );
+                let moved = cofactor_normal8(columns, cofactor0, n).map(|c| _mm256_xor_ps(c, flip));
+                store3x8(
+                    out,
+                    base,
+                    normalize8_or(rotation.rotate(self.pick(moved, n)), n),
+                );
+            }
+            if let (true, Some(out), Some(src)) =
+                (T, outputs.tangents.as_deref_mut(), block.tangents)
+            {
+                let (d, w) = load_tangents8(src, base);
+                let sign = _mm256_and_ps(negative_sign8(det), self.on);
+                let moved = self.pick(transform8(columns, d), d);
+                store_tangents8(
+                    out,
+                    base,
+                    normalize8_or(rotation.rotate(moved), d),
+                    _mm256_xor_ps(w, sign),
+                );
+            }
+        }
     }
 }
 

@@ -16,10 +16,10 @@
 //! eight-wide. Where a mesh is large enough, those table blends count no sign flips: the call
 //! counts them once (`flips`).
 //!
-//! DQS blends the residuals of the vertices on non-rigid joints eight at a time, with LBS's 3x4
-//! blend and its cofactor normals. A block the SIMD path cannot take whole (an unweighted
-//! vertex, a vertex on a non-rigid joint under CoR or blended, a CoR vertex without a center,
-//! a blend that cancels to zero) and the last
+//! DQS and CoR blend the residuals of the vertices on non-rigid joints eight at a time, with
+//! LBS's 3x4 blend and its cofactor normals (`dqs::Residual8`). A block the SIMD path cannot
+//! take whole (an unweighted vertex, a vertex on a non-rigid joint in blended's blocks between
+//! 0 and 1, a CoR vertex without a center, a blend that cancels to zero) and the last
 //! `len % 8` vertices go to the scalar kernel, so every such case has one definition. The maths
 //! follows the scalar kernels step for step, with fused multiply-adds, so results differ from
 //! the scalar ones by f32 rounding only; the diagnostics' decisions (singular, sign flip,
