@@ -5,7 +5,7 @@ use std::arch::x86_64::*;
 
 use super::blend3x4::blend8;
 use super::block::Block;
-use super::dqs::motion8;
+use super::dqs::{motion8, residual_lanes, Residual8};
 use super::layout::LANES;
 use super::lbs::{self, cofactor_normal8, negative_sign8, singular_flip8, ALL_LANES};
 use super::loads::{load3x8_or_block, load_tangents8, store3x8, store_tangents8};
@@ -172,8 +172,17 @@ fn both<const K: usize, const N: bool, const T: bool, const R: bool, const E: bo
     let ends = ends.filter(|_| E);
     // Both blends first, counting nothing, so that a decline leaves the counts as they were.
     let mut dq_counts = Diagnostics::default();
-    // SAFETY: AVX2 and FMA are enabled here.
-    let Some((rotation, translation)) = (unsafe { motion8::<K, R>(block, base, &mut dq_counts) })
+    // DQS's side of the vertices on a non-rigid joint takes their blended residual first, as a
+    // DQS call's (`dqs::residual_block`); LBS's side blends the whole 3x4s anyway.
+    let lanes = if R {
+        0
+    } else {
+        residual_lanes::<K>(block, base)
+    };
+    // SAFETY: AVX2 and FMA are enabled here; the vertices on a non-rigid joint take the
+    // residual below (`motion8` then blends the rigid parts, as DQS's kernel).
+    let Some((rotation, translation)) =
+        (unsafe { motion8::<K, true>(block, base, &mut dq_counts) })
     else {
         return false;
     };
@@ -200,8 +209,13 @@ fn both<const K: usize, const N: bool, const T: bool, const R: bool, const E: bo
         out
     };
     let p = load3x8_or_block(block.position_blocks, block.positions, base);
+    // SAFETY: AVX2 and FMA are enabled here.
+    let residual = (lanes != 0).then(|| unsafe { Residual8::new::<K>(block, base, lanes) });
     let from_linear = m.point(p);
-    let from_dq = add8(rotation.rotate(p), translation);
+    let from_dq = match &residual {
+        Some(r) => add8(rotation.rotate(r.pick(r.linear.point(p), p)), translation),
+        None => add8(rotation.rotate(p), translation),
+    };
     let mut positions = lerp(from_linear, from_dq);
     if let Some(e) = ends {
         positions = e.select(positions, from_linear, from_dq);
@@ -216,6 +230,7 @@ fn both<const K: usize, const N: bool, const T: bool, const R: bool, const E: bo
     let cofactor0 = cross8(columns[1], columns[2]);
     let det = dot8(columns[0], cofactor0);
     let mut known_sign = None;
+    let residual_cofactor = residual.as_ref().map(|r| r.cofactor());
     if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals) {
         let n = load3x8_or_block(block.normal_blocks, src, base);
         let flip = singular_flip8(
@@ -227,7 +242,16 @@ fn both<const K: usize, const N: bool, const T: bool, const R: bool, const E: bo
             &mut known_sign,
         );
         let from_linear = normalize8_flipped_or(cofactor_normal8(columns, cofactor0, n), flip, n);
-        let from_dq = normalize8_rotated_or(rotation.rotate(n), n);
+        let from_dq = match (&residual, residual_cofactor) {
+            (Some(r), Some(cofactor)) => {
+                // The vertices at 0 are LBS's alone, whose residual the scalar kernel does not
+                // test.
+                let counted = lanes & !ends.map_or(0, |e| e.at_zero);
+                let moved = r.normal(cofactor, n, (&mut *diagnostics, counted));
+                normalize8_or(rotation.rotate(moved), n)
+            }
+            _ => normalize8_rotated_or(rotation.rotate(n), n),
+        };
         let mut normals = normalize8_or(lerp(from_linear, from_dq), n);
         if let Some(e) = ends {
             normals = e.select(normals, from_linear, from_dq);
@@ -238,11 +262,22 @@ fn both<const K: usize, const N: bool, const T: bool, const R: bool, const E: bo
         let (d, w) = load_tangents8(src, base);
         // SAFETY: AVX2 and FMA are enabled here.
         let from_linear = normalize8_or(unsafe { lbs::transform8(columns, d) }, d);
-        let from_dq = normalize8_rotated_or(rotation.rotate(d), d);
-        // LBS's handedness below one half: the sign of the determinant where it mirrors.
+        let (from_dq, dq_sign) = match (&residual, residual_cofactor) {
+            (Some(r), Some(cofactor)) => {
+                let (moved, mirrored) = r.tangent(cofactor, d);
+                (normalize8_or(rotation.rotate(moved), d), mirrored)
+            }
+            _ => (
+                normalize8_rotated_or(rotation.rotate(d), d),
+                _mm256_setzero_ps(),
+            ),
+        };
+        // LBS's handedness below one half (the sign of the determinant where it mirrors), DQS's
+        // from it (the residual's where it mirrors).
         let linear_sign = known_sign.unwrap_or_else(|| negative_sign8(det));
         let below_half = _mm256_cmp_ps::<_CMP_LT_OQ>(values, _mm256_set1_ps(0.5));
-        let w = _mm256_xor_ps(w, _mm256_and_ps(below_half, linear_sign));
+        let sign = _mm256_blendv_ps(dq_sign, linear_sign, below_half);
+        let w = _mm256_xor_ps(w, sign);
         let mut directions = normalize8_or(lerp(from_linear, from_dq), d);
         if let Some(e) = ends {
             directions = e.select(directions, from_linear, from_dq);

@@ -99,9 +99,10 @@ unsafe fn residual_block<const K: usize, const N: bool, const T: bool>(
 
 /// The blended residuals `S = Σ wᵢ Sᵢ` of eight vertices (weights divided by their sum where
 /// the call renormalizes), applied where `lanes` has a bit (the vertices on a non-rigid joint)
-/// and skipped elsewhere, as the scalar kernel: DQS moves `S p`, CoR `S₃ (p − p*)`, by the
-/// rigid motion; normals by `S`'s cofactor with its sign and singular test (counted for those
-/// vertices only), tangents `S t` with the handedness flipped where `S` mirrors.
+/// and skipped elsewhere, as the scalar kernel: DQS (and blended's DQS side) moves `S p`, CoR
+/// `S₃ (p − p*)`, by the rigid motion; normals by `S`'s cofactor with its sign and singular
+/// test (counted for those vertices only), tangents `S t` with the handedness flipped where `S`
+/// mirrors.
 pub(super) struct Residual8 {
     /// `S`, one component of all eight per register (LBS's 3x4 blend over the residuals).
     pub(super) linear: Linear8,
@@ -200,40 +201,77 @@ impl Residual8 {
             if !(N || T) {
                 return;
             }
-            let columns = self.linear.columns;
-            let cofactor0 = cross8(columns[1], columns[2]);
-            let det = dot8(columns[0], cofactor0);
+            let cofactor = self.cofactor();
             if let (true, Some(out), Some(src)) = (N, outputs.normals.as_deref_mut(), block.normals)
             {
                 let n = load3x8_or_block(block.normal_blocks, src, base);
-                let flip = singular_flip8(
-                    columns,
-                    det,
-                    (self.linear.weight_sum, None, None),
-                    (diagnostics, self.lanes),
-                    &mut None,
-                );
-                let moved = cofactor_normal8(columns, cofactor0, n).map(|c| _mm256_xor_ps(c, flip));
-                store3x8(
-                    out,
-                    base,
-                    normalize8_or(rotation.rotate(self.pick(moved, n)), n),
-                );
+                let moved = self.normal(cofactor, n, (diagnostics, self.lanes));
+                store3x8(out, base, normalize8_or(rotation.rotate(moved), n));
             }
             if let (true, Some(out), Some(src)) =
                 (T, outputs.tangents.as_deref_mut(), block.tangents)
             {
                 let (d, w) = load_tangents8(src, base);
-                let sign = _mm256_and_ps(negative_sign8(det), self.on);
-                let moved = self.pick(transform8(columns, d), d);
+                let (moved, mirrored) = self.tangent(cofactor, d);
                 store_tangents8(
                     out,
                     base,
                     normalize8_or(rotation.rotate(moved), d),
-                    _mm256_xor_ps(w, sign),
+                    _mm256_xor_ps(w, mirrored),
                 );
             }
         }
+    }
+
+    /// `S`'s first cofactor column and its determinant, for [`Self::normal`] and
+    /// [`Self::tangent`].
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn cofactor(&self) -> ([__m256; 3], __m256) {
+        let columns = self.linear.columns;
+        let cofactor0 = cross8(columns[1], columns[2]);
+        (cofactor0, dot8(columns[0], cofactor0))
+    }
+
+    /// The normal `n` through `S` (its cofactor, negated where `S` mirrors; `n` itself where `S`
+    /// is singular) in the lanes `S` applies to, `n` in the others, not normalized; the
+    /// singular `S`s of the lanes of `counted` (a bit each) are added to `diagnostics`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn normal(
+        &self,
+        (cofactor0, det): ([__m256; 3], __m256),
+        n: [__m256; 3],
+        counted: (&mut Diagnostics, i32),
+    ) -> [__m256; 3] {
+        let columns = self.linear.columns;
+        let flip = singular_flip8(
+            columns,
+            det,
+            (self.linear.weight_sum, None, None),
+            counted,
+            &mut None,
+        );
+        let moved = cofactor_normal8(columns, cofactor0, n).map(|c| _mm256_xor_ps(c, flip));
+        self.pick(moved, n)
+    }
+
+    /// The tangent direction `d` through `S` in the lanes `S` applies to, `d` in the others,
+    /// not normalized, and the sign bit (`-0.0`) to xor into the handedness in the lanes where
+    /// `S` mirrors.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn tangent(
+        &self,
+        (_, det): ([__m256; 3], __m256),
+        d: [__m256; 3],
+    ) -> ([__m256; 3], __m256) {
+        // SAFETY: this function's features.
+        let moved = unsafe { transform8(self.linear.columns, d) };
+        (
+            self.pick(moved, d),
+            _mm256_and_ps(negative_sign8(det), self.on),
+        )
     }
 }
 
