@@ -97,7 +97,7 @@ unsafe fn separate_blends8<const K: usize>(
 ) -> Option<([__m256; 4], Linear8, usize)> {
     // SAFETY: the caller guarantees AVX2 and FMA.
     unsafe {
-        let (sum, flips) = dq_blend::blend8::<K, true, false>(block, base)?;
+        let (sum, flips) = dq_blend::blend8::<K, false>(block, base)?;
         let [rx, ry, rz, rw, ..] = sum;
         // Unreachable `None`: the DQ blend saw every weight sum above the minimum.
         let m = blend3x4::blend8::<K, true, false, false>(block, block.influences8::<K>(base))?;

@@ -6,7 +6,7 @@ use std::arch::x86_64::*;
 
 use std::mem::MaybeUninit;
 
-use super::block::{block_pivots, on_non_rigid_joint, pivot_slot_of, Block};
+use super::block::{block_pivots, pivot_slot_of, Block};
 use super::dq_table::blend_signed_table8;
 use super::layout::LANES;
 use super::loads::{
@@ -17,9 +17,9 @@ use crate::influence_tables::{pivot_slot, MIN_WEIGHT_SUM};
 /// The sign-aligned blends `Σ ±wᵢ dqᵢ` of vertices `base .. base + 8` (not normalized), one
 /// component of all eight per register (`[x, y, z, w]` real, then dual), and their sign flips;
 /// `None` when a vertex is unweighted (side by side, for two to eight influences: when all its
-/// weights are below `MIN_WEIGHT_SUM`, which the scalar kernel then decides exactly) or, unless
-/// the palette is rigid (`R`), has a non-zero weight on a non-rigid joint (blended's block then
-/// goes to the scalar kernel whole; DQS and CoR test for those themselves and blend with `R`).
+/// weights are below `MIN_WEIGHT_SUM`, which the scalar kernel then decides exactly). The
+/// palette's dual quaternions are the rigid parts of its joints: a kernel applies the residual
+/// of a vertex on a non-rigid joint itself (`dqs::Residual8`).
 ///
 /// Per vertex: the pivot is the heaviest influence; each influence's real part is dotted with
 /// the pivot's as `(x·x' + z·z') + (y·y' + w·w')`, glam's grouping of `Quat::dot`, so that the
@@ -35,17 +35,17 @@ use crate::influence_tables::{pivot_slot, MIN_WEIGHT_SUM};
 /// The CPU has AVX2 and FMA. (Not a `#[target_feature]` function so that it can be
 /// `#[inline(always)]`, as `blend3x4::blend8`.)
 #[inline(always)]
-pub(super) unsafe fn blend8<const K: usize, const R: bool, const D: bool>(
+pub(super) unsafe fn blend8<const K: usize, const D: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 8], usize)> {
     if D && (K == 4 || K == 8) && !block.signed_entries.is_empty() {
         // SAFETY: the caller guarantees AVX2 and FMA; the table is the palette's.
-        return unsafe { blend_signed_table8::<K, R>(block, base) };
+        return unsafe { blend_signed_table8::<K>(block, base) };
     }
     if (2..=8).contains(&block.k::<K>()) {
         // SAFETY: the caller guarantees AVX2 and FMA.
-        return unsafe { blend_slots8::<K, R, D>(block, base) };
+        return unsafe { blend_slots8::<K, D>(block, base) };
     }
     // SAFETY: the caller guarantees AVX2 and FMA.
     unsafe {
@@ -59,9 +59,6 @@ pub(super) unsafe fn blend8<const K: usize, const R: bool, const D: bool>(
         let (joints8, weights8) = block.influences8::<K>(base);
         for (l, row) in rows.iter_mut().enumerate() {
             let (joints, weights) = (&joints8[l * k..(l + 1) * k], &weights8[l * k..(l + 1) * k]);
-            if !R && on_non_rigid_joint(block, joints, weights) {
-                return None;
-            }
             *row = {
                 let sum: f32 = weights.iter().sum();
                 weighted &= sum >= MIN_WEIGHT_SUM;
@@ -148,7 +145,7 @@ fn blend_any(
 /// # Safety
 /// The CPU has AVX2 and FMA.
 #[inline(always)]
-unsafe fn blend_slots8<const K: usize, const R: bool, const D: bool>(
+unsafe fn blend_slots8<const K: usize, const D: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 8], usize)> {
@@ -156,9 +153,6 @@ unsafe fn blend_slots8<const K: usize, const R: bool, const D: bool>(
     assert!((2..=8).contains(&k));
     let (joints8, weights8) = block.influences8::<K>(base);
     let (joints8, weights8) = (&joints8[..k * LANES], &weights8[..k * LANES]);
-    if !R && on_non_rigid_joint(block, joints8, weights8) {
-        return None;
-    }
     // SAFETY: (the whole body) the caller guarantees AVX2 and FMA; the pointer reads are justified
     // where they are.
     unsafe {

@@ -5,9 +5,7 @@
 
 use std::arch::x86_64::*;
 
-use super::block::{
-    block_pivots, flip_bits_of_offsets, on_non_rigid_joint, pivot_row, table_flips, Block,
-};
+use super::block::{block_pivots, flip_bits_of_offsets, pivot_row, table_flips, Block};
 use super::layout::{SignedLayout, LANES, PIVOT_SIGN_TABLE_MAX_JOINTS};
 use super::loads::transpose8;
 
@@ -28,16 +26,16 @@ use super::loads::transpose8;
 /// The CPU has AVX2 and FMA; `block.signed_offsets` is the table of `block.dual_quats` and
 /// `block.signed_entries` its entries.
 #[inline(always)]
-pub(super) unsafe fn blend_signed_table8<const K: usize, const R: bool>(
+pub(super) unsafe fn blend_signed_table8<const K: usize>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 8], usize)> {
     // SAFETY: as this function's.
     unsafe {
         if block.tally_flips {
-            blend_signed_table8_counting::<K, R, false>(block, base)
+            blend_signed_table8_counting::<K, false>(block, base)
         } else {
-            blend_signed_table8_counting::<K, R, true>(block, base)
+            blend_signed_table8_counting::<K, true>(block, base)
         }
     }
 }
@@ -48,16 +46,13 @@ pub(super) unsafe fn blend_signed_table8<const K: usize, const R: bool>(
 /// # Safety
 /// As [`blend_signed_table8`].
 #[inline(always)]
-unsafe fn blend_signed_table8_counting<const K: usize, const R: bool, const C: bool>(
+unsafe fn blend_signed_table8_counting<const K: usize, const C: bool>(
     block: &Block<'_>,
     base: usize,
 ) -> Option<([__m256; 8], usize)> {
     assert!(K == 4 || K == 8);
     let (joints8, weights8) = block.influences8::<K>(base);
     let (joints8, weights8) = (&joints8[..K * LANES], &weights8[..K * LANES]);
-    if !R && on_non_rigid_joint(block, joints8, weights8) {
-        return None;
-    }
     let joints = block.dual_quats.len();
     assert!(
         block.signed_offsets.len() == joints * PIVOT_SIGN_TABLE_MAX_JOINTS

@@ -40,8 +40,7 @@ pub(super) unsafe fn block<const K: usize, const N: bool, const T: bool, const R
     }
     // SAFETY: the caller guarantees AVX2 and FMA; no vertex of the block is on a non-rigid
     // joint (tested above unless the palette is rigid).
-    let Some((rotation, translation)) = (unsafe { motion8::<K, true>(block, base, diagnostics) })
-    else {
+    let Some((rotation, translation)) = (unsafe { motion8::<K>(block, base, diagnostics) }) else {
         return false;
     };
     // SAFETY: as above.
@@ -80,7 +79,7 @@ unsafe fn residual_block<const K: usize, const N: bool, const T: bool>(
 ) -> bool {
     // SAFETY: (each) the caller guarantees AVX2 and FMA.
     unsafe {
-        let Some((rotation, translation)) = motion8::<K, true>(block, base, diagnostics) else {
+        let Some((rotation, translation)) = motion8::<K>(block, base, diagnostics) else {
             return false;
         };
         let residual = Residual8::new::<K>(block, base, lanes);
@@ -294,13 +293,13 @@ fn lane_mask(lanes: i32) -> __m256 {
 /// through the stack; inlined, blended with normals 1.16× at 100k vertices, every value 0.5,
 /// `ab.py 7 "blended pn 4 100000 300"`; the measuring recipe is in `simd/mod.rs`.)
 #[inline(always)]
-pub(super) unsafe fn motion8<const K: usize, const R: bool>(
+pub(super) unsafe fn motion8<const K: usize>(
     block: &Block<'_>,
     base: usize,
     diagnostics: &mut Diagnostics,
 ) -> Option<(Rotation8, [__m256; 3])> {
     // SAFETY: the caller guarantees AVX2 and FMA.
-    let (sum, flips) = unsafe { blend8::<K, R, true>(block, base) }?;
+    let (sum, flips) = unsafe { blend8::<K, true>(block, base) }?;
     let [rx, ry, rz, rw, dx, dy, dz, dw] = sum;
     // SAFETY: as above.
     let rotation = unsafe { Rotation8::from_real(block, [rx, ry, rz, rw]) }?;
