@@ -122,17 +122,44 @@ fn pivot_sign_rows_scalar(
 }
 
 /// The shortest and the longest length of the rotation parts of `dual_quats`: `(∞, 0)` for
-/// none, `(NaN, NaN)` where one is not finite.
+/// none, `(NaN, NaN)` where one is not finite. Each length is `Quat::length`'s, the square root
+/// of `(x·x + z·z) + (y·y + w·w)`; the square roots of the smallest and largest squares are
+/// the smallest and largest lengths to the bit (a rounded square root never decreases as its
+/// argument grows), so two square roots are taken instead of one per joint, and the squares are
+/// folded eight joints side by side. A length is finite exactly where its square is.
 pub(crate) fn real_length_range(dual_quats: &[DualQuat]) -> (f32, f32) {
-    let mut range = (f32::INFINITY, 0.0f32);
-    for dq in dual_quats {
-        let length = dq.real.length();
-        if !length.is_finite() {
-            return (f32::NAN, f32::NAN);
+    const LANES: usize = 8;
+    let square = |dq: &DualQuat| {
+        let [x, y, z, w] = dq.real.to_array();
+        (x * x + z * z) + (y * y + w * w)
+    };
+    let mut low = [f32::INFINITY; LANES];
+    let mut high = [0.0f32; LANES];
+    // Each lane's sum of `s · 0`: 0 while every square is finite, NaN from the first that is not.
+    let mut finite = [0.0f32; LANES];
+    let mut fold = |lane: usize, s: f32| {
+        // Selects, not `f32::min`/`max`, so that the compiler keeps eight lanes (a NaN square is
+        // caught by `finite`).
+        low[lane] = if s < low[lane] { s } else { low[lane] };
+        high[lane] = if s > high[lane] { s } else { high[lane] };
+        finite[lane] += s * 0.0;
+    };
+    let blocks = dual_quats.chunks_exact(LANES);
+    let rest = blocks.remainder();
+    for block in blocks {
+        for (lane, dq) in block.iter().enumerate() {
+            fold(lane, square(dq));
         }
-        range = (range.0.min(length), range.1.max(length));
     }
-    range
+    for (lane, dq) in rest.iter().enumerate() {
+        fold(lane, square(dq));
+    }
+    if finite.iter().any(|f| f.is_nan()) {
+        return (f32::NAN, f32::NAN);
+    }
+    let low = low.into_iter().fold(f32::INFINITY, f32::min);
+    let high = high.into_iter().fold(0.0, f32::max);
+    (low.sqrt(), high.sqrt())
 }
 
 /// The largest column length of the 3x3 parts of `matrices` (0 for none).

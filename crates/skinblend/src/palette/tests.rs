@@ -51,6 +51,59 @@ fn real_length_range_follows_each_preparation() {
     assert!(real_length_range(&[given.dual_quats[0], nan]).0.is_nan());
 }
 
+/// `real_length_range` folds squares eight joints side by side and takes two square roots:
+/// the same bits as the shortest and longest `Quat::length` one joint at a time, for every
+/// count from 0 to 19 (whole blocks of eight and remainders), with the extremes in any lane, on
+/// lengths spread over many binades and ties; and NaN for an infinite or NaN part anywhere,
+/// including a square that overflows to infinity.
+#[test]
+fn real_length_range_is_each_length_folded() {
+    let one_at_a_time = |dqs: &[DualQuat]| {
+        let mut range = (f32::INFINITY, 0.0f32);
+        for dq in dqs {
+            let length = dq.real.length();
+            if !length.is_finite() {
+                return (f32::NAN, f32::NAN);
+            }
+            range = (range.0.min(length), range.1.max(length));
+        }
+        range
+    };
+    let real = |x: f32, y: f32, z: f32, w: f32| DualQuat {
+        real: Quat::from_xyzw(x, y, z, w),
+        dual: Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+    };
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+    };
+    let bits = |(a, b): (f32, f32)| (a.to_bits(), b.to_bits());
+    for count in 0..20 {
+        for scale in [1.0f32, 1e-20, 1e18, 3.0] {
+            let dqs: Vec<DualQuat> = (0..count)
+                .map(|_| real(next() * scale, next() * scale, next(), next() * scale))
+                .collect();
+            assert_eq!(
+                bits(real_length_range(&dqs)),
+                bits(one_at_a_time(&dqs)),
+                "{count} {scale}"
+            );
+            for bad in [f32::NAN, f32::INFINITY, 1e30] {
+                for at in 0..count {
+                    let mut broken = dqs.clone();
+                    broken[at] = real(0.5, bad, 0.0, 0.5);
+                    let range = real_length_range(&broken);
+                    assert!(range.0.is_nan() && range.1.is_nan(), "{count} {at} {bad}");
+                    assert!(one_at_a_time(&broken).0.is_nan());
+                }
+            }
+        }
+    }
+}
+
 /// Every entry of the pivot sign table is the scalar kernel's test, `real_dot < 0`, with
 /// the row's joint as the pivot: on rotations about many axes and on pairs whose dot is
 /// within a few ulps of zero (where a different summation order changes the sign); and
