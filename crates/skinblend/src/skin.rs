@@ -184,9 +184,10 @@ fn skin_parallel(
     #[cfg(feature = "rayon")]
     {
         let count = outputs.positions.len();
-        let threads = rayon::current_num_threads();
-        if run.parallel && count >= PARALLEL_MIN_VERTICES && threads > 1 {
-            let pieces = threads * PARALLEL_PIECES_PER_THREAD;
+        // The pool is asked for its size only where the call could split.
+        let threads = || rayon::current_num_threads();
+        if run.parallel && count >= PARALLEL_MIN_VERTICES && threads() > 1 {
+            let pieces = threads() * PARALLEL_PIECES_PER_THREAD;
             let piece_vertices = count.div_ceil(pieces).min(PARALLEL_PIECE_MAX_VERTICES);
             return skin_split(
                 input,
