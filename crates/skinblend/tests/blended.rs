@@ -223,17 +223,20 @@ fn blended_without_values_is_refused() {
     ));
 }
 
-/// In a mesh whose values mix, each run of blocks of eight vertices all at 0 runs LBS's driver
-/// loop and each run all at 1 DQS's (`simd::driver::blended_runs`), so those vertices are that
-/// method's call to the bit: on the mesh's first call, and on later ones, which read the mesh's
-/// palette byte offsets and its tally of sign flips (LBS's unit-sum variant with offsets, as
-/// LBS's own call runs on this rig). Runs of every kind and length 1 to 3, blocks between 0 and
-/// 1 and blocks mixing them, a tail of three vertices. (A debug build also asserts that no run
-/// is skinned past its end: LBS's hand-written loop takes a whole range only.)
+/// In a mesh whose values mix, each vertex at 0 is LBS's call to the bit and each at 1 DQS's,
+/// whatever its block holds besides. Runs of blocks all at 0 run LBS's driver loop and runs all
+/// at 1 DQS's (`simd::driver::blended_runs`); a block that mixes takes its end vertices' results
+/// from its own two blends, rounded as those calls round them (LBS's normals once by the fast
+/// inverse length without tangents, in two steps with them). On the mesh's first call, and on
+/// later ones, which read the mesh's palette byte offsets and its tally of sign flips (LBS's
+/// unit-sum variant with offsets, as LBS's own call runs on this rig); with normals, and with
+/// normals and tangents. Runs of every kind and length 1 to 3, blocks between 0 and 1 and blocks
+/// mixing them, a tail of three vertices. (A debug build also asserts that no run is skinned
+/// past its end: LBS's hand-written loop takes a whole range only.)
 #[test]
-fn runs_of_blocks_at_0_and_1_are_lbs_and_dqs_to_the_bit() {
+fn vertices_at_0_and_1_are_lbs_and_dqs_to_the_bit() {
     use common::{random_rig, Rng};
-    use skinblend::{RunOptions, SkinMesh};
+    use skinblend::{RunOptions, SkinMesh, Skinned};
     const BLOCKS: usize = 300;
     let rig = random_rig(&mut Rng::new(48), BLOCKS * 8 + 3, 4, 24, false);
     // Block `b`'s kind by a pattern of runs of one to three blocks.
@@ -246,41 +249,57 @@ fn runs_of_blocks_at_0_and_1_are_lbs_and_dqs_to_the_bit() {
             _ => [0.0, 1.0, 0.625][v % 3],
         })
         .collect();
-    let mesh = SkinMesh::new(&rig.positions[..], &rig.influences)
-        .and_then(|mesh| mesh.with_normals(&rig.normals[..]))
-        .unwrap();
-    let blended_mesh = mesh.clone().with_blend_values(&values[..]).unwrap();
     let run = RunOptions {
         parallel: false,
         ..RunOptions::default()
     };
-    let skin = |mesh: &SkinMesh<'_>, method| {
-        let palette = prepare(&rig.palette, None, method).unwrap();
-        mesh.skin(&palette, run).unwrap()
+    let bits = |v: Vec4| v.to_array().map(f32::to_bits);
+    let all = |s: &Skinned, v: usize| {
+        let normal = s.normals.as_ref().map(|n| bits(n[v].extend(0.0)));
+        [
+            Some(bits(s.positions[v].extend(0.0))),
+            normal,
+            s.tangents.as_ref().map(|t| bits(t[v])),
+        ]
     };
-    // Blended first: its first call is the mesh's first.
-    let blended: Vec<_> = (0..2)
-        .map(|_| skin(&blended_mesh, Method::Blended))
-        .collect();
-    let linear = skin(&mesh, Method::Linear);
-    let dq = skin(&mesh, Method::DualQuaternion);
-    let bits = |v: Vec3| v.to_array().map(f32::to_bits);
-    for (call, blended) in blended.iter().enumerate() {
-        let normals = blended.normals.as_ref().unwrap();
-        for (v, normal) in normals.iter().enumerate().take(BLOCKS * 8) {
-            let expected = match kind(v / 8) {
-                0 => &linear,
-                1 => &dq,
-                _ => continue,
-            };
-            let what = format!("call {call}, vertex {v} (block kind {})", kind(v / 8));
-            assert_eq!(
-                bits(blended.positions[v]),
-                bits(expected.positions[v]),
-                "{what}"
-            );
-            let expected_normal = expected.normals.as_ref().unwrap()[v];
-            assert_eq!(bits(*normal), bits(expected_normal), "{what}: normal");
+    for tangents in [false, true] {
+        let mut mesh = SkinMesh::new(&rig.positions[..], &rig.influences)
+            .and_then(|mesh| mesh.with_normals(&rig.normals[..]))
+            .unwrap();
+        if tangents {
+            mesh = mesh.with_tangents(&rig.tangents[..]).unwrap();
         }
+        let blended_mesh = mesh.clone().with_blend_values(&values[..]).unwrap();
+        let skin = |mesh: &SkinMesh<'_>, method| {
+            let palette = prepare(&rig.palette, None, method).unwrap();
+            mesh.skin(&palette, run).unwrap()
+        };
+        // Blended first: its first call is the mesh's first.
+        let blended: Vec<_> = (0..2)
+            .map(|_| skin(&blended_mesh, Method::Blended))
+            .collect();
+        let linear = skin(&mesh, Method::Linear);
+        let dq = skin(&mesh, Method::DualQuaternion);
+        let mut mixed_ends = 0;
+        for (call, blended) in blended.iter().enumerate() {
+            for (v, &value) in values.iter().enumerate().take(BLOCKS * 8) {
+                let expected = match value {
+                    0.0 => &linear,
+                    1.0 => &dq,
+                    _ => continue,
+                };
+                mixed_ends += usize::from(kind(v / 8) == 3);
+                assert_eq!(
+                    all(blended, v),
+                    all(expected, v),
+                    "tangents {tangents}, call {call}, vertex {v} at {value} (block kind {})",
+                    kind(v / 8)
+                );
+            }
+        }
+        assert!(
+            mixed_ends > 100,
+            "{mixed_ends} end vertices in blocks that mix"
+        );
     }
 }

@@ -242,7 +242,23 @@ fn both<const K: usize, const N: bool, const T: bool, const R: bool, const E: bo
             (diagnostics, ALL_LANES & !ends.map_or(0, |e| e.at_one)),
             &mut known_sign,
         );
-        let from_linear = normalize8_flipped_or(cofactor_normal8(columns, cofactor0, n), flip, n);
+        let normal = cofactor_normal8(columns, cofactor0, n);
+        // Rounded as LBS's call rounds them (which depends on whether it skins tangents), so
+        // that the vertices at 0 are LBS's to the bit in any block.
+        let from_linear = if T {
+            normalize8_flipped_or(normal, flip, n)
+        } else {
+            // Not `array::map`: see `math::normalize8_flipped_or`.
+            let [x, y, z] = normal;
+            lbs::unit_normals8(
+                [
+                    _mm256_xor_ps(x, flip),
+                    _mm256_xor_ps(y, flip),
+                    _mm256_xor_ps(z, flip),
+                ],
+                || n,
+            )
+        };
         let from_dq = match (&residual, residual_cofactor) {
             (Some(r), Some(cofactor)) => {
                 // The vertices at 0 are LBS's alone, whose residual the scalar kernel does not

@@ -177,11 +177,25 @@ impl DeferredNormals {
                 inputs.get_unchecked(vertices),
             )
         };
-        let normals = match fast_inverse_length8(dot8(self.normals, self.normals)) {
-            Some(inverse) => scale8(self.normals, inverse),
-            None => normalize8_or(self.normals, load3x8(inputs, 0)),
-        };
-        store3x8(out, 0, normals);
+        store3x8(out, 0, unit_normals8(self.normals, || load3x8(inputs, 0)));
+    }
+}
+
+/// LBS's normals (without tangents) of unit length, from `normals` transformed and flipped:
+/// scaled once by the fast inverse length where every lane's is in its window, else
+/// `normalize8_or` with the input normals (`inputs`, loaded only then) where a normal has no
+/// length. The one rounding of LBS's normals wherever a call skins no tangents
+/// ([`DeferredNormals::store`]), and of blended's vertices at 0 beside them, so that those are
+/// LBS's to the bit.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn unit_normals8(
+    normals: [__m256; 3],
+    inputs: impl FnOnce() -> [__m256; 3],
+) -> [__m256; 3] {
+    match fast_inverse_length8(dot8(normals, normals)) {
+        Some(inverse) => scale8(normals, inverse),
+        None => normalize8_or(normals, inputs()),
     }
 }
 
