@@ -238,68 +238,72 @@ fn vertices_at_0_and_1_are_lbs_and_dqs_to_the_bit() {
     use common::{random_rig, Rng};
     use skinblend::{RunOptions, SkinMesh, Skinned};
     const BLOCKS: usize = 300;
-    let rig = random_rig(&mut Rng::new(48), BLOCKS * 8 + 3, 4, 24, false);
     // Block `b`'s kind by a pattern of runs of one to three blocks.
     let kind = |b: usize| [0, 0, 1, 2, 1, 1, 0, 3, 0, 0, 0, 1, 3, 3, 2][b % 15];
-    let values: Vec<f32> = (0..rig.positions.len())
-        .map(|v| match kind(v / 8) {
-            0 => 0.0,
-            1 => 1.0,
-            2 => 0.375,
-            _ => [0.0, 1.0, 0.625][v % 3],
-        })
-        .collect();
-    let run = RunOptions {
-        parallel: false,
-        ..RunOptions::default()
-    };
-    let bits = |v: Vec4| v.to_array().map(f32::to_bits);
-    let all = |s: &Skinned, v: usize| {
-        let normal = s.normals.as_ref().map(|n| bits(n[v].extend(0.0)));
-        [
-            Some(bits(s.positions[v].extend(0.0))),
-            normal,
-            s.tangents.as_ref().map(|t| bits(t[v])),
-        ]
-    };
-    for tangents in [false, true] {
-        let mut mesh = SkinMesh::new(&rig.positions[..], &rig.influences)
-            .and_then(|mesh| mesh.with_normals(&rig.normals[..]))
-            .unwrap();
-        if tangents {
-            mesh = mesh.with_tangents(&rig.tangents[..]).unwrap();
-        }
-        let blended_mesh = mesh.clone().with_blend_values(&values[..]).unwrap();
-        let skin = |mesh: &SkinMesh<'_>, method| {
-            let palette = prepare(&rig.palette, None, method).unwrap();
-            mesh.skin(&palette, run).unwrap()
-        };
-        // Blended first: its first call is the mesh's first.
-        let blended: Vec<_> = (0..2)
-            .map(|_| skin(&blended_mesh, Method::Blended))
+    // Rigid joints, and joints with scale, shear and mirroring (DQS's residual blocks).
+    for non_rigid in [false, true] {
+        let rig = random_rig(&mut Rng::new(48), BLOCKS * 8 + 3, 4, 24, non_rigid);
+        let values: Vec<f32> = (0..rig.positions.len())
+            .map(|v| match kind(v / 8) {
+                0 => 0.0,
+                1 => 1.0,
+                2 => 0.375,
+                _ => [0.0, 1.0, 0.625][v % 3],
+            })
             .collect();
-        let linear = skin(&mesh, Method::Linear);
-        let dq = skin(&mesh, Method::DualQuaternion);
-        let mut mixed_ends = 0;
-        for (call, blended) in blended.iter().enumerate() {
-            for (v, &value) in values.iter().enumerate().take(BLOCKS * 8) {
-                let expected = match value {
-                    0.0 => &linear,
-                    1.0 => &dq,
-                    _ => continue,
-                };
-                mixed_ends += usize::from(kind(v / 8) == 3);
-                assert_eq!(
+        let run = RunOptions {
+            parallel: false,
+            ..RunOptions::default()
+        };
+        let bits = |v: Vec4| v.to_array().map(f32::to_bits);
+        let all = |s: &Skinned, v: usize| {
+            let normal = s.normals.as_ref().map(|n| bits(n[v].extend(0.0)));
+            [
+                Some(bits(s.positions[v].extend(0.0))),
+                normal,
+                s.tangents.as_ref().map(|t| bits(t[v])),
+            ]
+        };
+        for tangents in [false, true] {
+            let mut mesh = SkinMesh::new(&rig.positions[..], &rig.influences)
+                .and_then(|mesh| mesh.with_normals(&rig.normals[..]))
+                .unwrap();
+            if tangents {
+                mesh = mesh.with_tangents(&rig.tangents[..]).unwrap();
+            }
+            let blended_mesh = mesh.clone().with_blend_values(&values[..]).unwrap();
+            let skin = |mesh: &SkinMesh<'_>, method| {
+                let palette = prepare(&rig.palette, None, method).unwrap();
+                mesh.skin(&palette, run).unwrap()
+            };
+            // Blended first: its first call is the mesh's first.
+            let blended: Vec<_> = (0..2)
+                .map(|_| skin(&blended_mesh, Method::Blended))
+                .collect();
+            let linear = skin(&mesh, Method::Linear);
+            let dq = skin(&mesh, Method::DualQuaternion);
+            let mut mixed_ends = 0;
+            for (call, blended) in blended.iter().enumerate() {
+                for (v, &value) in values.iter().enumerate().take(BLOCKS * 8) {
+                    let expected = match value {
+                        0.0 => &linear,
+                        1.0 => &dq,
+                        _ => continue,
+                    };
+                    mixed_ends += usize::from(kind(v / 8) == 3);
+                    assert_eq!(
                     all(blended, v),
                     all(expected, v),
-                    "tangents {tangents}, call {call}, vertex {v} at {value} (block kind {})",
+                    "non-rigid {non_rigid}, tangents {tangents}, call {call}, vertex {v} at {value} \
+                     (block kind {})",
                     kind(v / 8)
                 );
+                }
             }
+            assert!(
+                mixed_ends > 100,
+                "{mixed_ends} end vertices in blocks that mix"
+            );
         }
-        assert!(
-            mixed_ends > 100,
-            "{mixed_ends} end vertices in blocks that mix"
-        );
     }
 }
