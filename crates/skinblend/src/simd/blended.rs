@@ -156,11 +156,12 @@ fn lane_sign_flips<const K: usize>(block: &Block<'_>, base: usize, lanes: i32) -
 /// `p_L + b (p_D − p_L)`, normals and tangent directions the same between the two unit
 /// results, renormalized, each tangent's handedness LBS's where `b < 0.5`, else DQS's (kept
 /// by the rigid motion, flipped where a vertex's blended residual mirrors); where `E`, the
-/// lanes of `ends` at 0 take LBS's results and those at 1 DQS's. The sign flips of the DQ
-/// blend are counted for every vertex with `b > 0`, and the singular 3x3s of the LBS blend for
-/// every vertex with `b < 1` and of the residual for every vertex on a non-rigid joint with
-/// `b > 0`, as the scalar kernel counts them. Declines as DQS's and LBS's block kernels do
-/// (before writing anything).
+/// lanes of `ends` at 0 take LBS's results and those at 1 DQS's, each the bits of that
+/// method's call (test `vertices_at_0_and_1_are_lbs_and_dqs_to_the_bit`). The sign flips of
+/// the DQ blend are counted for every vertex with `b > 0`, and the singular 3x3s of the LBS
+/// blend for every vertex with `b < 1` and of the residual for every vertex on a non-rigid
+/// joint with `b > 0`, as the scalar kernel counts them. Declines as DQS's and LBS's block
+/// kernels do (before writing anything).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn both<const K: usize, const N: bool, const T: bool, const R: bool, const E: bool>(
